@@ -1,1 +1,18 @@
-//! placeholder
+//! The `lore` binary's library: start-up, the HTTP surface, the gateway and the CLI commands.
+//!
+//! - [`server`]: start-up and shutdown.
+//! - [`config`]: settings from flags and the environment.
+//! - [`http`]: the route table and error shapes.
+//! - [`gateway`]: the LLM proxy path.
+//! - [`api`]: the management API and `/health`.
+//! - [`cli`] and [`commands`]: the command line.
+//! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
+
+pub mod api;
+pub mod cli;
+pub mod client;
+pub mod commands;
+pub mod config;
+pub mod gateway;
+pub mod http;
+pub mod server;

@@ -1,1 +1,22 @@
-//! placeholder
+//! The actors of Lore and the pure logic they own.
+//!
+//! Table of contents:
+//! - [`registry`]: `SessionRegistry`, which maps a request to its conversation and owns the map
+//!   of live `SessionActor`s.
+//! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
+//!   state, so the turns of one session are serialized and turns of different sessions run in
+//!   parallel.
+//! - [`history`]: pure functions that compare an incoming history with a stored one.
+//! - [`model`]: data passed between the HTTP layer and the actors.
+//! - [`error`]: the crate's error type.
+
+pub mod error;
+pub mod history;
+pub mod model;
+pub mod registry;
+pub mod session;
+
+pub use error::ActorError;
+pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity, TurnPlan};
+pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
+pub use session::{Observe as ObserveSession, PrepareTurn, SessionActor, TurnCompleted};

@@ -1,1 +1,29 @@
-//! placeholder
+//! Wire formats, the SSE codec, stream accumulators and the canonical conversation model of Lore.
+//!
+//! This crate does no IO and owns no runtime: everything here is pure parsing and data.
+//!
+//! * [`sse`]: incremental Server-Sent Events decoder and encoder.
+//! * [`canonical`]: the protocol-neutral conversation model ([`Message`], [`Part`], [`Role`], [`Usage`]).
+//! * [`protocol`]: the entry points the gateway uses: [`parse_request`], [`parse_response`], [`new_accumulator`].
+//! * [`anthropic`], [`openai_chat`], [`openai_responses`]: lossless wire types plus the per-protocol
+//!   fast request parsers, non-streaming response parsers and stream accumulators.
+//! * [`wire`]: shared helpers for the lossless wire types ([`wire::Tolerant`], [`wire::Field`]).
+//! * [`error`]: the crate error, [`ProtoError`].
+
+pub mod anthropic;
+pub mod canonical;
+pub mod error;
+mod fast;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod protocol;
+pub mod sse;
+pub mod wire;
+
+pub use canonical::{Message, Part, Role, Usage};
+pub use error::ProtoError;
+pub use protocol::{
+    CanonicalRequest, Protocol, Reply, StreamAccumulator, new_accumulator, parse_request,
+    parse_response,
+};
+pub use sse::{SseDecoder, SseEvent};

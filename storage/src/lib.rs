@@ -1,1 +1,17 @@
-//! placeholder
+//! Durable storage of Lore: the conversation log and the persisted session state, on sled.
+//!
+//! Everything here is synchronous and free of any async runtime; callers in `lore-actors` run it
+//! off the HTTP executor. Values are MessagePack (rmp-serde, named fields) and every record carries
+//! a schema version, so a later release can read what an earlier one wrote.
+//!
+//! - [`store`] opens the data directory and owns the sled trees.
+//! - [`records`] defines what is stored: sessions, messages, forks.
+//! - [`error`] is the one error type of the crate.
+
+pub mod error;
+pub mod records;
+pub mod store;
+
+pub use error::{StorageError, StorageErrorKind};
+pub use records::{ForkRecord, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms};
+pub use store::Store;

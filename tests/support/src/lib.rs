@@ -1,1 +1,183 @@
-//! placeholder
+//! Fake LLM upstream for Lore's tests and benchmarks.
+//!
+//! [`FakeUpstream`] serves the Anthropic Messages, OpenAI Chat Completions and OpenAI
+//! Responses APIs (JSON and SSE) on `127.0.0.1:<ephemeral>`, replays queued
+//! [`Script`]s (text, tool calls, thinking, errors, slow/stalled/broken streams),
+//! records every request byte for byte, and runs a prompt-cache oracle
+//! ([`cache_oracle`]) whose numbers are reported in every response's usage and in
+//! [`FakeUpstream::cache_observations`].
+//!
+//! This crate deliberately does not depend on any other workspace crate: it is an
+//! independent oracle of the providers' wire formats.
+
+mod anthropic;
+pub mod cache_oracle;
+pub mod http_client;
+mod openai;
+mod recording;
+mod responses;
+mod script;
+mod server;
+mod sse;
+
+pub use cache_oracle::{CacheObservation, CacheOracle, PromptUsage};
+pub use recording::RecordedRequest;
+pub use script::{FakeConfig, Script};
+pub use server::ServeOptions;
+
+use script::Settings;
+use server::{Shared, lock};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A running fake upstream; dropping it stops the server.
+pub struct FakeUpstream {
+    shared: actix_web::web::Data<Shared>,
+    addr: SocketAddr,
+    system: actix_rt::System,
+    server: actix_web::dev::ServerHandle,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for FakeUpstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeUpstream")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+type Started = (SocketAddr, actix_web::dev::ServerHandle, actix_rt::System);
+
+impl FakeUpstream {
+    /// Starts on 127.0.0.1:0 in its own thread with its own actix System; returns once listening.
+    pub fn start() -> FakeUpstream {
+        FakeUpstream::start_with(FakeConfig::default())
+    }
+
+    /// Like [`FakeUpstream::start`] with a configuration.
+    pub fn start_with(config: FakeConfig) -> FakeUpstream {
+        FakeUpstream::start_full(Settings::from_config(&config), ServeOptions::default())
+    }
+
+    fn start_full(settings: Settings, opts: ServeOptions) -> FakeUpstream {
+        let shared = actix_web::web::Data::from(Arc::new(Shared::new(settings)));
+        let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<Started>>();
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("fake-upstream".into())
+            .spawn(move || {
+                let sys = actix_rt::System::new();
+                let started = sys.block_on(async move {
+                    let (server, addr) = server::bind(thread_shared, &opts)?;
+                    let handle = server.handle();
+                    actix_rt::spawn(server);
+                    Ok((addr, handle, actix_rt::System::current()))
+                });
+                let ok = started.is_ok();
+                // The receiver only disappears if the starting thread panicked.
+                let _ = tx.send(started);
+                if ok {
+                    let _ = sys.run();
+                }
+            })
+            .expect("spawn fake upstream thread");
+        let (addr, server, system) = rx
+            .recv()
+            .expect("fake upstream thread died while starting")
+            .expect("fake upstream failed to bind 127.0.0.1:0");
+        FakeUpstream {
+            shared,
+            addr,
+            system,
+            server,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound port.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// Queues a scripted behaviour; each LLM request consumes the next one (FIFO).
+    pub fn push(&self, script: Script) {
+        lock(&self.shared.scripts).push_back(script);
+    }
+
+    /// Number of scripts not yet consumed.
+    pub fn pending_scripts(&self) -> usize {
+        lock(&self.shared.scripts).len()
+    }
+
+    /// Every request received so far, in order, any path.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.shared.requests).clone()
+    }
+
+    /// Forgets recorded requests (not cache state or observations).
+    pub fn clear_requests(&self) {
+        lock(&self.shared.requests).clear();
+    }
+
+    /// One observation per LLM request, in order.
+    pub fn cache_observations(&self) -> Vec<CacheObservation> {
+        lock(&self.shared.observations).clone()
+    }
+}
+
+impl Drop for FakeUpstream {
+    fn drop(&mut self) {
+        let handle = self.server.clone();
+        let system = self.system.clone();
+        let spawned = self.system.arbiter().spawn(async move {
+            handle.stop(false).await;
+            system.stop();
+        });
+        if !spawned {
+            self.system.stop();
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Binary options beyond [`ServeOptions`].
+#[derive(Clone, Debug, Default)]
+pub struct BinaryOptions {
+    /// Bind options.
+    pub serve: ServeOptions,
+    /// Pause between SSE events.
+    pub event_interval: std::time::Duration,
+    /// Exact number of text deltas in the default streamed reply.
+    pub stream_events: Option<usize>,
+    /// Fixed reply text.
+    pub text: Option<String>,
+}
+
+/// Runs a non-recording server on the current thread until the process is signalled.
+/// `on_listening` is called once the socket is bound.
+pub fn serve_forever(
+    opts: BinaryOptions,
+    on_listening: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let settings = Settings {
+        event_interval: opts.event_interval,
+        default_text: opts.text,
+        stream_events: opts.stream_events,
+        record: false,
+    };
+    let shared = actix_web::web::Data::from(Arc::new(Shared::new(settings)));
+    actix_rt::System::new().block_on(async move {
+        let (server, addr) = server::bind(shared, &opts.serve)?;
+        on_listening(addr);
+        server.await
+    })
+}

@@ -1,0 +1,66 @@
+//! Data passed between the HTTP layer and the actors.
+
+use actix::Addr;
+use serde::Serialize;
+
+use crate::session::SessionActor;
+
+/// What identifies the conversation a request belongs to, strongest evidence first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionIdentity {
+    /// `<header name>:<value>` of the first session header present
+    /// (`x-lore-session-id`, `x-claude-code-session-id`, `x-session-id`, `x-session-affinity`).
+    pub header_key: Option<String>,
+    /// First 16 hex digits of SHA-256 over the first user message and the credential fingerprint.
+    pub fingerprint: Option<String>,
+    /// `previous_response_id` of an OpenAI Responses request: the session that produced it.
+    pub previous_response_id: Option<String>,
+}
+
+/// Where the request says its project is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectHint {
+    /// Project directory.
+    pub path: String,
+    /// False when it is only the gateway's working directory.
+    pub confident: bool,
+}
+
+/// The session a request was mapped to.
+#[derive(Clone)]
+pub struct SessionHandle {
+    /// Session id.
+    pub session_id: String,
+    /// Address of the session's actor.
+    pub addr: Addr<SessionActor>,
+}
+
+/// What the session decided for a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnPlan {
+    /// Session id.
+    pub session_id: String,
+    /// Number of the turn within the actor's lifetime; the reply must name it.
+    pub turn: u64,
+    /// Messages newly captured by this request.
+    pub appended: usize,
+    /// True when the request rewrote stored history (a fork was recorded).
+    pub forked: bool,
+}
+
+/// Counters of one session actor, for `/api/v1/actors` and tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionCounters {
+    /// Turns prepared.
+    pub turns: u64,
+    /// Replies captured.
+    pub replies: u64,
+    /// Messages written to storage.
+    pub messages_stored: u64,
+    /// History rewrites recorded.
+    pub forks: u64,
+    /// Storage failures.
+    pub failed: u64,
+    /// The latest failure, if any.
+    pub last_error: Option<String>,
+}

@@ -1,0 +1,301 @@
+//! `SessionActor`: the single owner of one conversation's state.
+//!
+//! Every turn of a session passes through this actor's mailbox, so turns of one session are
+//! serialized while different sessions run in parallel on different arbiters. For each request
+//! it captures the messages it has not stored yet (the harness resends the whole history every
+//! turn), records a fork when the client rewrote its history, and, when the reply has streamed
+//! to the end (or the client went away), stores the reply. All writes of a turn are in storage
+//! before the handler returns.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use lore_proto::{CanonicalRequest, Message, Protocol, Reply, Role};
+use lore_storage::records::RECORD_VERSION;
+use lore_storage::{
+    ForkRecord, MessageSource, PathEntry, SessionRecord, Store, StoredMessage, now_ms,
+};
+use tracing::{info, warn};
+
+use crate::error::ActorError;
+use crate::history::common_prefix;
+use crate::model::{ProjectHint, SessionCounters, TurnPlan};
+use crate::registry::{PathChanged, ResponseIdIssued, SessionRegistry};
+
+/// Captures a request's new messages and decides what to forward.
+#[derive(Message)]
+#[rtype(result = "Result<TurnPlan, ActorError>")]
+pub struct PrepareTurn {
+    /// The parsed request.
+    pub request: Arc<CanonicalRequest>,
+    /// Identities of `request.messages`, in order.
+    pub identities: Arc<Vec<[u8; 16]>>,
+    /// Wire protocol of the request.
+    pub protocol: Protocol,
+    /// Where the request says its project is.
+    pub project: Option<ProjectHint>,
+}
+
+/// The reply of a turn, complete or cut short.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TurnCompleted {
+    /// The turn this reply answers, from [`TurnPlan::turn`].
+    pub turn: u64,
+    /// What the upstream sent back, rebuilt.
+    pub reply: Reply,
+}
+
+/// Asks for the session's counters.
+#[derive(Message)]
+#[rtype(result = "SessionCounters")]
+pub struct Observe;
+
+/// Stops the actor after the messages already queued (idle eviction).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+/// One live conversation.
+pub struct SessionActor {
+    /// The persisted state; written back after every change.
+    record: SessionRecord,
+    /// Durable storage shared with the rest of the process.
+    store: Store,
+    /// The registry, told about every change of the history so it can match later requests.
+    registry: Addr<SessionRegistry>,
+    /// The latest prepared turn and the history length it left; a reply for an older turn is
+    /// stale (the client already moved on) and must not be appended after newer messages.
+    open_turn: Option<(u64, usize)>,
+    /// Number of the latest prepared turn.
+    turn_counter: u64,
+    /// Counters for observation.
+    counters: SessionCounters,
+}
+
+impl SessionActor {
+    /// An actor resuming `record`.
+    pub fn new(record: SessionRecord, store: Store, registry: Addr<SessionRegistry>) -> Self {
+        Self {
+            record,
+            store,
+            registry,
+            open_turn: None,
+            turn_counter: 0,
+            counters: SessionCounters::default(),
+        }
+    }
+
+    fn prepare(&mut self, msg: &PrepareTurn) -> Result<TurnPlan, ActorError> {
+        let request = &msg.request;
+        let stored = self.record.path_identities();
+        let continuation = request.previous_response_id.is_some();
+        // A Responses continuation carries only the new input; everything in it is new.
+        let shared = if continuation {
+            self.record.path.len()
+        } else {
+            common_prefix(&stored, &msg.identities)
+        };
+        let mut forked = false;
+        if !continuation && shared < self.record.path.len() {
+            let replaced_seqs = self.record.path[shared..].iter().map(|entry| entry.seq).collect();
+            self.record.forks.push(ForkRecord {
+                at_position: shared as u32,
+                replaced_seqs,
+                created_at_ms: now_ms(),
+            });
+            self.record.path.truncate(shared);
+            forked = true;
+            self.counters.forks += 1;
+            info!(session = %self.record.id, at = shared, "client rewrote history; fork recorded");
+        }
+        let skip = if continuation { 0 } else { shared };
+        let new_messages: Vec<StoredMessage> = request
+            .messages
+            .iter()
+            .zip(msg.identities.iter())
+            .skip(skip)
+            .map(|(message, identity)| self.stored(message.clone(), *identity, MessageSource::Request, None))
+            .collect();
+        self.record.protocol = Some(msg.protocol);
+        if request.model.is_some() {
+            self.record.model = request.model.clone();
+        }
+        if let Some(hint) = &msg.project {
+            self.bind_project(hint);
+        }
+        self.record.updated_at_ms = now_ms();
+        let appended = new_messages.len();
+        self.store.commit_turn(&self.record, &new_messages)?;
+        self.counters.messages_stored += appended as u64;
+        if appended > 0 || forked {
+            self.report_path();
+        }
+        self.turn_counter += 1;
+        self.open_turn = Some((self.turn_counter, self.record.path.len()));
+        Ok(TurnPlan {
+            session_id: self.record.id.clone(),
+            turn: self.turn_counter,
+            appended,
+            forked,
+        })
+    }
+
+    /// Builds the stored form of a message and appends it to the path.
+    fn stored(
+        &mut self,
+        message: Message,
+        identity: [u8; 16],
+        source: MessageSource,
+        reply: Option<&Reply>,
+    ) -> StoredMessage {
+        let seq = self.record.next_seq;
+        self.record.next_seq += 1;
+        let position = self.record.path.len() as u32;
+        self.record.path.push(PathEntry { seq, identity });
+        StoredMessage {
+            version: RECORD_VERSION,
+            session_id: self.record.id.clone(),
+            seq,
+            position,
+            message,
+            identity,
+            source,
+            created_at_ms: now_ms(),
+            model: reply.and_then(|reply| reply.model.clone()),
+            usage: reply.map(|reply| reply.usage),
+            partial: reply.is_some_and(|reply| !reply.complete),
+        }
+    }
+
+    /// Builds the stored form of a reply that does not belong on the current history.
+    fn stored_off_path(&mut self, message: Message, identity: [u8; 16], reply: &Reply) -> StoredMessage {
+        let seq = self.record.next_seq;
+        self.record.next_seq += 1;
+        StoredMessage {
+            version: RECORD_VERSION,
+            session_id: self.record.id.clone(),
+            seq,
+            position: self.record.path.len() as u32,
+            message,
+            identity,
+            source: MessageSource::Response,
+            created_at_ms: now_ms(),
+            model: reply.model.clone(),
+            usage: Some(reply.usage),
+            partial: !reply.complete,
+        }
+    }
+
+    fn bind_project(&mut self, hint: &ProjectHint) {
+        let current_is_guess = self.record.project.is_none() || self.record.project_provisional;
+        if current_is_guess && (hint.confident || self.record.project.is_none()) {
+            self.record.project = Some(hint.path.clone());
+            self.record.project_provisional = !hint.confident;
+        } else if hint.confident && self.record.project.as_deref() != Some(hint.path.as_str()) {
+            info!(session = %self.record.id, project = %hint.path, "session moved to another project");
+            self.record.project = Some(hint.path.clone());
+            self.record.project_provisional = false;
+        }
+    }
+
+    fn complete(&mut self, turn: u64, reply: Reply) -> Result<(), ActorError> {
+        self.counters.replies += 1;
+        let mut new_messages = Vec::new();
+        let current = self.open_turn.is_some_and(|(open, _)| open == turn);
+        if let Some(message) = reply.message.clone() {
+            if message.role == Role::Assistant && !message.parts.is_empty() {
+                let identity = message.identity();
+                if current {
+                    new_messages.push(self.stored(message, identity, MessageSource::Response, Some(&reply)));
+                    self.open_turn = None;
+                } else if !self.record.path.iter().any(|entry| entry.identity == identity) {
+                    // A reply to an older turn that the client did not resend: keep it in the
+                    // log, off the current history.
+                    new_messages.push(self.stored_off_path(message, identity, &reply));
+                }
+            }
+        }
+        let usage = &mut self.record.usage;
+        usage.input_tokens += reply.usage.input_tokens;
+        usage.output_tokens += reply.usage.output_tokens;
+        usage.cache_read_input_tokens += reply.usage.cache_read_input_tokens;
+        usage.cache_creation_input_tokens += reply.usage.cache_creation_input_tokens;
+        self.record.last_stop_reason = reply.stop_reason.clone();
+        self.record.turns += 1;
+        self.record.updated_at_ms = now_ms();
+        self.store.commit_turn(&self.record, &new_messages)?;
+        self.counters.messages_stored += new_messages.len() as u64;
+        if !new_messages.is_empty() {
+            self.report_path();
+        }
+        if let (Some(id), Some(Protocol::OpenAiResponses)) = (&reply.id, self.record.protocol) {
+            self.registry.do_send(ResponseIdIssued {
+                session_id: self.record.id.clone(),
+                response_id: id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    fn report_path(&self) {
+        self.registry.do_send(PathChanged {
+            session_id: self.record.id.clone(),
+            path: self.record.path_identities(),
+        });
+    }
+
+    fn note_failure(&mut self, err: &ActorError) {
+        self.counters.failed += 1;
+        self.counters.last_error = Some(err.to_string());
+        warn!(session = %self.record.id, error = %err, "capture failed; the request is forwarded anyway");
+    }
+}
+
+impl Actor for SessionActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<PrepareTurn> for SessionActor {
+    type Result = Result<TurnPlan, ActorError>;
+
+    fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) -> Self::Result {
+        self.counters.turns += 1;
+        let snapshot = self.record.clone();
+        let result = self.prepare(&msg);
+        if let Err(err) = &result {
+            // Nothing of this turn reached storage: forget it, the next request recaptures it.
+            self.record = snapshot;
+            self.note_failure(err);
+        }
+        result
+    }
+}
+
+impl Handler<TurnCompleted> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: TurnCompleted, _: &mut Self::Context) {
+        let snapshot = self.record.clone();
+        if let Err(err) = self.complete(msg.turn, msg.reply) {
+            self.record = snapshot;
+            self.note_failure(&err);
+        }
+    }
+}
+
+impl Handler<Observe> for SessionActor {
+    type Result = MessageResult<Observe>;
+
+    fn handle(&mut self, _: Observe, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.counters.clone())
+    }
+}
+
+impl Handler<Shutdown> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}

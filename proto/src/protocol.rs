@@ -1,0 +1,282 @@
+//! Owns the protocol-neutral entry points the gateway uses: which protocol a body speaks, the
+//! fast request summary ([`CanonicalRequest`]), the rebuilt reply ([`Reply`]) and the streaming
+//! accumulator trait, dispatching to the per-protocol modules.
+
+use serde::{Deserialize, Serialize};
+
+use crate::canonical::{Message, Usage};
+use crate::error::ProtoError;
+use crate::sse::{SseDecoder, SseEvent, looks_like_sse};
+use crate::{anthropic, openai_chat, openai_responses};
+
+/// A wire protocol spoken by a harness or a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Chat Completions API.
+    OpenAiChat,
+    /// OpenAI Responses API.
+    OpenAiResponses,
+}
+
+/// What the gateway needs from a request body, extracted fast with borrowed typed parsing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CanonicalRequest {
+    /// The requested model.
+    pub model: Option<String>,
+    /// Whether a streaming reply was asked for.
+    pub stream: bool,
+    /// System prompt text: Anthropic `system`, OpenAI chat `system`/`developer` messages,
+    /// Responses `instructions` plus system/developer input items; joined with `"\n"`.
+    pub system: Option<String>,
+    /// Conversation messages in order, system/developer messages excluded.
+    pub messages: Vec<Message>,
+    /// Number of tools offered.
+    pub tool_count: usize,
+    /// Responses `previous_response_id` (then `messages` holds only the new input).
+    pub previous_response_id: Option<String>,
+}
+
+/// Extracts a [`CanonicalRequest`] from a request body. Fails when the body is not a JSON object
+/// or its messages have the wrong shape.
+pub fn parse_request(protocol: Protocol, body: &[u8]) -> Result<CanonicalRequest, ProtoError> {
+    match protocol {
+        Protocol::Anthropic => anthropic::parse_request(body),
+        Protocol::OpenAiChat => openai_chat::parse_request(body),
+        Protocol::OpenAiResponses => openai_responses::parse_request(body),
+    }
+}
+
+/// The final assistant reply rebuilt from a response (streaming or not).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reply {
+    /// The assistant message; `None` if nothing was produced.
+    pub message: Option<Message>,
+    /// Token usage, normalised (see [`Usage`]).
+    pub usage: Usage,
+    /// Anthropic `stop_reason`, OpenAI chat `finish_reason`, or for Responses the final status
+    /// (`completed`, `failed`) or the `incomplete_details.reason`.
+    pub stop_reason: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+    /// The provider's id of the response.
+    pub id: Option<String>,
+    /// True once the terminal event was seen, or for a parsed non-streaming body.
+    pub complete: bool,
+}
+
+impl Reply {
+    /// Whether the model stopped to have a client tool run: `stop_reason` is `tool_use` /
+    /// `tool_calls`, or the reply holds a tool call and did not stop for another explicit reason
+    /// (the Responses API reports `completed` even when the output contains a `function_call`).
+    pub fn stopped_for_tool(&self) -> bool {
+        match self.stop_reason.as_deref() {
+            Some("tool_use" | "tool_calls" | "function_call") => true,
+            Some("max_tokens" | "length" | "failed" | "error" | "content_filter" | "refusal") => {
+                false
+            }
+            _ => self.message.as_ref().is_some_and(Message::has_tool_call),
+        }
+    }
+}
+
+/// Non-streaming response body to [`Reply`]. A body that looks like SSE (mislabelled) is decoded
+/// as a stream instead.
+pub fn parse_response(protocol: Protocol, body: &[u8]) -> Result<Reply, ProtoError> {
+    if looks_like_sse(body) {
+        let mut decoder = SseDecoder::new();
+        let mut acc = new_accumulator(protocol);
+        for event in decoder.push(body) {
+            acc.push(&event);
+        }
+        if let Some(event) = decoder.finish() {
+            acc.push(&event);
+        }
+        return Ok(acc.reply());
+    }
+    let value: serde_json::Value = serde_json::from_slice(body)?;
+    if !value.is_object() {
+        return Err(ProtoError::InvalidShape(
+            "response body is not a json object".into(),
+        ));
+    }
+    Ok(match protocol {
+        Protocol::Anthropic => anthropic::reply_from_value(&value),
+        Protocol::OpenAiChat => openai_chat::reply_from_value(&value),
+        Protocol::OpenAiResponses => openai_responses::reply_from_value(&value),
+    })
+}
+
+/// Rebuilds the reply from a stream of decoded SSE events.
+pub trait StreamAccumulator: Send {
+    /// Feeds one event; unknown or malformed events are ignored.
+    fn push(&mut self, event: &SseEvent);
+    /// The reply so far (partial if the stream was cut), usable at any time.
+    fn reply(&self) -> Reply;
+}
+
+/// A fresh accumulator for a protocol's stream.
+pub fn new_accumulator(protocol: Protocol) -> Box<dyn StreamAccumulator> {
+    match protocol {
+        Protocol::Anthropic => Box::<anthropic::Accumulator>::default(),
+        Protocol::OpenAiChat => Box::<openai_chat::Accumulator>::default(),
+        Protocol::OpenAiResponses => Box::<openai_responses::Accumulator>::default(),
+    }
+}
+
+/// Reads a `u64` field of a JSON object, 0 when absent or not a number.
+pub(crate) fn u64_at(v: &serde_json::Value, key: &str) -> u64 {
+    v.get(key).and_then(serde_json::Value::as_u64).unwrap_or(0)
+}
+
+/// Reads a string field of a JSON object.
+pub(crate) fn str_at<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(serde_json::Value::as_str)
+}
+
+/// Parses the JSON data of an event; `None` for empty or malformed data.
+pub(crate) fn event_json(event: &SseEvent) -> Option<serde_json::Value> {
+    let data = event.data.trim();
+    if data.is_empty() {
+        return None;
+    }
+    serde_json::from_str(data).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::{Part, Role};
+
+    fn reply(stop: Option<&str>, tool: bool) -> Reply {
+        let mut parts = vec![Part::Text { text: "x".into() }];
+        if tool {
+            parts.push(Part::ToolCall {
+                id: "c".into(),
+                name: "n".into(),
+                arguments: "{}".into(),
+            });
+        }
+        Reply {
+            message: Some(Message::new(Role::Assistant, parts)),
+            stop_reason: stop.map(str::to_owned),
+            ..Reply::default()
+        }
+    }
+
+    #[test]
+    fn stopped_for_tool_cases() {
+        let cases = [
+            (Some("tool_use"), false, true),
+            (Some("tool_calls"), true, true),
+            (Some("end_turn"), false, false),
+            (Some("completed"), true, true),
+            (Some("completed"), false, false),
+            (Some("max_tokens"), true, false),
+            (None, true, true),
+        ];
+        for (stop, tool, expected) in cases {
+            assert_eq!(
+                reply(stop, tool).stopped_for_tool(),
+                expected,
+                "{stop:?} {tool}"
+            );
+        }
+    }
+
+    #[test]
+    fn parse_response_rejects_non_objects() {
+        for p in [
+            Protocol::Anthropic,
+            Protocol::OpenAiChat,
+            Protocol::OpenAiResponses,
+        ] {
+            assert!(parse_response(p, b"[1,2]").is_err());
+            assert!(parse_response(p, b"not json").is_err());
+            assert!(parse_request(p, b"[1,2]").is_err());
+            assert!(parse_request(p, b"\"x\"").is_err());
+        }
+    }
+
+    #[test]
+    fn protocol_serde_names() {
+        assert_eq!(
+            serde_json::to_value(Protocol::OpenAiResponses).unwrap(),
+            serde_json::json!("open_ai_responses")
+        );
+    }
+
+    /// A ~1 MB conversation body in each protocol's shape.
+    fn big_body(protocol: Protocol) -> Vec<u8> {
+        use serde_json::json;
+        let text = "fn main() { println!(\"hello\"); } // some code\n".repeat(20);
+        let mut messages = Vec::new();
+        for i in 0..500 {
+            let m = match (protocol, i % 2) {
+                (Protocol::OpenAiResponses, 0) => {
+                    json!({"type": "function_call_output", "call_id": format!("c{i}"), "output": text})
+                }
+                (Protocol::OpenAiResponses, _) => {
+                    json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+                }
+                (Protocol::OpenAiChat, 0) => {
+                    json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": text})
+                }
+                (Protocol::OpenAiChat, _) => {
+                    json!({"role": "assistant", "content": text, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]})
+                }
+                (Protocol::Anthropic, 0) => {
+                    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("c{i}"), "content": text}]})
+                }
+                (Protocol::Anthropic, _) => {
+                    json!({"role": "assistant", "content": [{"type": "text", "text": text}, {"type": "tool_use", "id": "c", "name": "f", "input": {"a": 1}}]})
+                }
+            };
+            messages.push(m);
+        }
+        let key = if protocol == Protocol::OpenAiResponses {
+            "input"
+        } else {
+            "messages"
+        };
+        let mut body = json!({"model": "m", "stream": true, "tools": [{"name": "f"}]});
+        body[key] = serde_json::Value::Array(messages);
+        serde_json::to_vec(&body).unwrap()
+    }
+
+    /// Run with `cargo test --release -p lore-proto -- --ignored --nocapture parse_request_speed`.
+    #[test]
+    #[ignore = "timing check, run in release"]
+    fn parse_request_speed() {
+        for p in [
+            Protocol::Anthropic,
+            Protocol::OpenAiChat,
+            Protocol::OpenAiResponses,
+        ] {
+            let body = big_body(p);
+            let start = std::time::Instant::now();
+            let runs = 50;
+            for _ in 0..runs {
+                let req = parse_request(p, &body).unwrap();
+                assert_eq!(req.messages.len(), 500);
+            }
+            let per = start.elapsed() / runs;
+            let start = std::time::Instant::now();
+            for _ in 0..runs {
+                let _: serde::de::IgnoredAny = serde_json::from_slice(&body).unwrap();
+            }
+            let skip = start.elapsed() / runs;
+            let start = std::time::Instant::now();
+            for _ in 0..runs {
+                let _: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            }
+            let value = start.elapsed() / runs;
+            println!(
+                "{p:?}: {} bytes in {per:?} (skip {skip:?}, value {value:?})",
+                body.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The management API (`/api/v1/*`, loopback only) and `/health`.
+//!
+//! Storage reads run on the blocking pool, never on the HTTP executor.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use lore_actors::ObserveRegistry;
+use lore_storage::{SessionRecord, StoredMessage};
+use serde_json::{Value, json};
+
+use crate::gateway::access::check_management;
+use crate::server::AppState;
+
+/// `GET /health`: liveness and what this build can do.
+pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_ms": state.started_at.elapsed().as_millis() as u64,
+        "capture": "on",
+    }))
+}
+
+/// `GET /api/v1/sessions`: every session, most recent first.
+pub async fn list_sessions(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Err(refusal) = check_management(&req) {
+        return refusal;
+    }
+    let store = state.store.clone();
+    match web::block(move || store.list_sessions()).await {
+        Ok(Ok(sessions)) => HttpResponse::Ok().json(json!({
+            "sessions": sessions.iter().map(session_summary).collect::<Vec<_>>()
+        })),
+        Ok(Err(err)) => storage_error(&err.to_string()),
+        Err(err) => storage_error(&err.to_string()),
+    }
+}
+
+/// `GET /api/v1/sessions/{id}/messages`: the session's current conversation, in order.
+pub async fn session_messages(req: HttpRequest, path: web::Path<String>, state: web::Data<AppState>) -> HttpResponse {
+    if let Err(refusal) = check_management(&req) {
+        return refusal;
+    }
+    let id = path.into_inner();
+    let store = state.store.clone();
+    let lookup = web::block(move || -> Result<Option<(SessionRecord, Vec<StoredMessage>)>, lore_storage::StorageError> {
+        let Some(record) = store.load_session(&id)? else {
+            return Ok(None);
+        };
+        let messages = store.session_messages(&record)?;
+        Ok(Some((record, messages)))
+    })
+    .await;
+    match lookup {
+        Ok(Ok(Some((record, messages)))) => HttpResponse::Ok().json(session_detail(&record, &messages)),
+        Ok(Ok(None)) => HttpResponse::NotFound().json(json!({
+            "error": {"type": "not_found", "message": "no session with this id; list sessions with GET /api/v1/sessions or `lore sessions`"}
+        })),
+        Ok(Err(err)) => storage_error(&err.to_string()),
+        Err(err) => storage_error(&err.to_string()),
+    }
+}
+
+/// `GET /api/v1/actors`: the actors' counters.
+pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Err(refusal) = check_management(&req) {
+        return refusal;
+    }
+    match state.registry.send(ObserveRegistry).await {
+        Ok(counters) => HttpResponse::Ok().json(json!({ "session_registry": counters })),
+        Err(err) => storage_error(&err.to_string()),
+    }
+}
+
+fn storage_error(message: &str) -> HttpResponse {
+    HttpResponse::InternalServerError().json(json!({"error": {"type": "storage_error", "message": message}}))
+}
+
+/// The JSON summary of a session, shared by the API and the CLI.
+pub fn session_summary(record: &SessionRecord) -> Value {
+    json!({
+        "id": record.id,
+        "project": record.project,
+        "project_provisional": record.project_provisional,
+        "protocol": record.protocol,
+        "model": record.model,
+        "messages": record.path.len(),
+        "turns": record.turns,
+        "forks": record.forks.len(),
+        "created_at_ms": record.created_at_ms,
+        "updated_at_ms": record.updated_at_ms,
+        "usage": record.usage,
+    })
+}
+
+/// The JSON of a session with its messages, shared by the API and the CLI.
+pub fn session_detail(record: &SessionRecord, messages: &[StoredMessage]) -> Value {
+    json!({
+        "session": session_summary(record),
+        "forks": record.forks.iter().map(|fork| json!({
+            "at_position": fork.at_position,
+            "replaced_seqs": fork.replaced_seqs,
+            "created_at_ms": fork.created_at_ms,
+        })).collect::<Vec<_>>(),
+        "messages": messages.iter().map(|stored| json!({
+            "position": stored.position,
+            "seq": stored.seq,
+            "role": stored.message.role,
+            "source": stored.source,
+            "text": stored.message.text(),
+            "parts": stored.message.parts,
+            "model": stored.model,
+            "usage": stored.usage,
+            "partial": stored.partial,
+            "created_at_ms": stored.created_at_ms,
+        })).collect::<Vec<_>>(),
+    })
+}

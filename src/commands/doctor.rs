@@ -1,0 +1,60 @@
+//! `lore doctor`: what is installed, what is missing, and the command that fixes it.
+
+use std::process::ExitCode;
+
+use crate::cli::DataDirArg;
+use crate::commands::run::{AGENTS, which};
+use crate::commands::{data_dir, environment, live_port};
+use crate::config::{GatewayConfig, Overrides};
+
+/// Prints a checklist; exits 1 when something needed is broken.
+pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
+    let dir = data_dir(data);
+    let mut broken = false;
+    let env = environment();
+    match GatewayConfig::build(&Overrides { data_dir: Some(dir.clone()), ..Default::default() }, &env) {
+        Ok(config) => {
+            println!("ok       configuration (listen {}:{}, Anthropic upstream {}, OpenAI upstream {})", config.host, config.port, config.upstream.anthropic, config.upstream.openai);
+            if !config.extra_headers.is_empty() {
+                println!("ok       LORE_UPSTREAM_EXTRA_HEADERS: {} header(s)", config.extra_headers.len());
+            }
+        }
+        Err(err) => {
+            broken = true;
+            println!("BROKEN   configuration: {err}");
+        }
+    }
+    let writable = std::fs::create_dir_all(&dir).is_ok() && tempfile_in(&dir);
+    if writable {
+        println!("ok       data directory {}", dir.display());
+    } else {
+        broken = true;
+        println!("BROKEN   data directory {} is not writable; pass --data-dir or set LORE_DATA_DIR", dir.display());
+    }
+    match live_port(&dir) {
+        Some(port) => println!("ok       gateway running on http://127.0.0.1:{port}"),
+        None => println!("missing  gateway is not running; start it with `lore start --daemon` (or `lore run <agent>`)"),
+    }
+    let mut any_agent = false;
+    for agent in AGENTS {
+        match which(agent) {
+            Some(path) => {
+                any_agent = true;
+                println!("ok       {agent} at {}", path.display());
+            }
+            None => println!("missing  {agent} (optional)"),
+        }
+    }
+    if !any_agent {
+        println!("note     no agent found; any client that takes a base URL works: point it at http://127.0.0.1:3207");
+    }
+    println!("missing  embeddings and recall are not part of this build yet; capture works without them");
+    Ok(if broken { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn tempfile_in(dir: &std::path::Path) -> bool {
+    let probe = dir.join(".doctor-probe");
+    let ok = std::fs::write(&probe, b"ok").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}

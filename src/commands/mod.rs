@@ -1,0 +1,57 @@
+//! The CLI commands. Data commands ask the running gateway's management API and, when no
+//! gateway runs, open the storage directly (sled allows one process at a time).
+
+mod doctor;
+mod inspect;
+mod run;
+mod start;
+mod stop;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cli::{Command, DataDirArg};
+use crate::config;
+
+/// Runs a command and returns the process exit code.
+pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Start { host, port, daemon, data } => start::start(host, port, daemon, &data),
+        Command::Stop { data } => stop::stop(&data),
+        Command::Status { json, data } => inspect::status(json, &data),
+        Command::Sessions { json, data } => inspect::sessions(json, &data),
+        Command::Log { session, json, data } => inspect::log(&session, json, &data),
+        Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
+        Command::Doctor { data } => doctor::doctor(&data),
+    }
+}
+
+/// The process environment as a map.
+pub(crate) fn environment() -> HashMap<String, String> {
+    std::env::vars().collect()
+}
+
+/// The data directory a command works on.
+pub(crate) fn data_dir(arg: &DataDirArg) -> PathBuf {
+    config::data_dir(arg.data_dir.as_deref(), &environment())
+}
+
+/// The port of a gateway that runs and answers `/health` for this data directory.
+pub(crate) fn live_port(data_dir: &std::path::Path) -> Option<u16> {
+    let (_, port) = crate::server::running_gateway(data_dir)?;
+    match crate::client::get(port, "/health") {
+        Ok((200, _)) => Some(port),
+        _ => None,
+    }
+}
+
+/// Sets up logging to stderr; `LORE_LOG` takes a tracing filter (default `default`).
+pub(crate) fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

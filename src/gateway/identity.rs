@@ -1,0 +1,149 @@
+//! What a request says about who sent it: the session header, the conversation fingerprint and
+//! the project it works in.
+//!
+//! Credentials are only ever hashed here; neither a key nor its hash prefix is logged.
+
+use std::path::Path;
+
+use lore_actors::ProjectHint;
+use sha2::{Digest, Sha256};
+
+/// Session headers, strongest first: Lore's plugins, Claude Code, OpenCode ≥ 1.17, older OpenCode.
+pub const SESSION_HEADERS: [&str; 4] = [
+    "x-lore-session-id",
+    "x-claude-code-session-id",
+    "x-session-id",
+    "x-session-affinity",
+];
+
+/// `<header>:<value>` of the first session header present, if its value is a plausible id.
+pub fn session_header_key<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
+    SESSION_HEADERS.iter().find_map(|name| {
+        let value = get(name)?.trim();
+        let plausible = !value.is_empty()
+            && value.len() <= 256
+            && value.bytes().all(|b| b.is_ascii_graphic());
+        plausible.then(|| format!("{name}:{value}"))
+    })
+}
+
+/// A one-way fingerprint of the request's credential (`x-api-key`, `x-goog-api-key` or
+/// `Authorization`), so two users sending the same first message stay apart.
+pub fn credential_fingerprint<'a>(get: impl Fn(&str) -> Option<&'a str>) -> String {
+    let credential = ["x-api-key", "x-goog-api-key", "authorization"]
+        .iter()
+        .find_map(|name| get(name).map(|value| format!("{name}|{}", value.trim())));
+    match credential {
+        Some(credential) => short_hash(credential.as_bytes()),
+        None => "anonymous".to_string(),
+    }
+}
+
+/// Fingerprint of a conversation: its first user message and the credential fingerprint.
+/// The model is left out on purpose: switching models mid-conversation is common.
+pub fn conversation_fingerprint(first_user_text: &str, credential: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(first_user_text.as_bytes());
+    hasher.update([0]);
+    hasher.update(credential.as_bytes());
+    hex::encode(&hasher.finalize()[..8])
+}
+
+fn short_hash(bytes: &[u8]) -> String {
+    hex::encode(&Sha256::digest(bytes)[..8])
+}
+
+/// Where the session's project is: a directory stated by the harness (a `Working directory:`
+/// line, a `<cwd>` element or `"cwd"` field, or the path of a `CLAUDE.md`/`AGENTS.md`/`.lore.md`
+/// it quotes) beats the `X-Lore-Project` header, which beats the gateway's own working directory
+/// (marked provisional).
+pub fn project_hint(texts: &[&str], header: Option<&str>, gateway_cwd: &Path) -> ProjectHint {
+    if let Some(path) = texts.iter().find_map(|text| stated_directory(text)) {
+        return ProjectHint { path, confident: true };
+    }
+    if let Some(path) = header.map(str::trim).filter(|path| path.starts_with('/') && path.len() <= 4096) {
+        return ProjectHint { path: path.trim_end_matches('/').to_string(), confident: true };
+    }
+    ProjectHint { path: gateway_cwd.display().to_string(), confident: false }
+}
+
+fn stated_directory(text: &str) -> Option<String> {
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("Working directory:") {
+            if let Some(path) = clean_path(rest) {
+                return Some(path);
+            }
+        }
+    }
+    if let Some(start) = text.find("<cwd>") {
+        let rest = &text[start + 5..];
+        if let Some(path) = rest.split("</cwd>").next().and_then(clean_path) {
+            return Some(path);
+        }
+    }
+    if let Some(start) = text.find("\"cwd\"") {
+        let rest = text[start + 5..].trim_start().strip_prefix(':').map(str::trim_start);
+        if let Some(path) = rest.and_then(|r| r.strip_prefix('"')).and_then(|r| r.split('"').next()).and_then(clean_path) {
+            return Some(path);
+        }
+    }
+    for marker in ["/CLAUDE.md", "/AGENTS.md", "/.lore.md"] {
+        if let Some(end) = text.find(marker) {
+            let before = &text[..end];
+            let start = before.rfind(|c: char| c.is_whitespace() || c == '(' || c == '"' || c == '\'').map_or(0, |i| i + 1);
+            if let Some(path) = clean_path(&before[start..]) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+fn clean_path(raw: &str) -> Option<String> {
+    let path = raw.trim().trim_end_matches('/');
+    let plausible = path.starts_with('/') && path.len() > 1 && path.len() <= 4096 && !path.contains(char::is_control);
+    plausible.then(|| path.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<&'a str> {
+        move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+
+    #[test]
+    fn the_strongest_session_header_wins() {
+        let pairs = [("x-session-affinity", "aff-1"), ("x-claude-code-session-id", "cc-123")];
+        assert_eq!(session_header_key(headers(&pairs)).as_deref(), Some("x-claude-code-session-id:cc-123"));
+        assert_eq!(session_header_key(headers(&[("x-session-id", " ")])), None);
+    }
+
+    #[test]
+    fn different_keys_give_different_fingerprints() {
+        let a = credential_fingerprint(headers(&[("x-api-key", "sk-a")]));
+        let b = credential_fingerprint(headers(&[("x-api-key", "sk-b")]));
+        let bearer = credential_fingerprint(headers(&[("authorization", "Bearer sk-a")]));
+        assert_ne!(a, b);
+        assert_ne!(a, bearer);
+        assert!(!a.contains("sk-a"));
+        assert_ne!(conversation_fingerprint("hi", &a), conversation_fingerprint("hi", &b));
+        assert_eq!(conversation_fingerprint("hi", &a).len(), 16);
+    }
+
+    #[test]
+    fn projects_come_from_the_prompt_then_the_header_then_the_gateway() {
+        let cwd = Path::new("/srv/gateway");
+        let system = "You are Claude Code.\nWorking directory: /home/ada/proj/\nIs git repo: yes";
+        assert_eq!(project_hint(&[system], Some("/other"), cwd), ProjectHint { path: "/home/ada/proj".into(), confident: true });
+        let codex = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>";
+        assert_eq!(project_hint(&["", codex], None, cwd).path, "/work/app");
+        let quoted = "Contents of /home/ada/lib/CLAUDE.md (project instructions)";
+        assert_eq!(project_hint(&[quoted], None, cwd).path, "/home/ada/lib");
+        assert_eq!(project_hint(&["{\"cwd\": \"/x/y\"}"], None, cwd).path, "/x/y");
+        assert_eq!(project_hint(&["no path"], Some("/from/header"), cwd), ProjectHint { path: "/from/header".into(), confident: true });
+        assert_eq!(project_hint(&["no path"], None, cwd), ProjectHint { path: "/srv/gateway".into(), confident: false });
+    }
+}

@@ -1,0 +1,26 @@
+//! The gateway: everything on the path of an LLM call.
+//!
+//! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
+//! - [`passthrough`]: every other path, proxied untouched.
+//! - [`forward`]: the upstream client and its retries.
+//! - [`relay`]: chunk-by-chunk relaying with a tee into the stream accumulator.
+//! - [`upstream`]: which upstream a request goes to.
+//! - [`headers`]: which headers cross the gateway.
+//! - [`identity`]: session headers, fingerprints and project attribution.
+//! - [`access`]: the gateway token of remote mode, loopback checks, WebSocket refusal.
+
+pub mod access;
+pub mod forward;
+pub mod handlers;
+pub mod headers;
+pub mod identity;
+pub mod passthrough;
+pub mod relay;
+pub mod upstream;
+
+use actix_web::http::header::HeaderMap;
+
+/// A header's value as text, if present and valid.
+pub fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|value| value.to_str().ok())
+}

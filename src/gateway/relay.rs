@@ -1,0 +1,178 @@
+//! Relaying an upstream stream to the client, chunk by chunk, while rebuilding the reply.
+//!
+//! Each chunk is handed to the client the moment it arrives, byte for byte; a tee feeds an SSE
+//! decoder and the protocol's stream accumulator. The reply is sent to the session actor when
+//! the terminal event is seen (before that event is handed to the client, so the client's next
+//! request always finds the reply stored), when the upstream ends or breaks, or when the client
+//! goes away (the relay is dropped and the partial reply is stored). After `keepalive_after` of
+//! upstream silence a keepalive is sent, but only between events, never inside one.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use actix::Addr;
+use actix_web::error::PayloadError;
+use bytes::Bytes;
+use futures_util::Stream;
+use lore_actors::{SessionActor, TurnCompleted};
+use lore_proto::{Protocol, SseDecoder, SseEvent, StreamAccumulator, new_accumulator};
+use tokio::time::{Instant, Sleep};
+use tracing::{debug, warn};
+
+/// Where the rebuilt reply goes.
+pub struct Completion {
+    /// The session's actor.
+    pub session: Addr<SessionActor>,
+    /// The turn the reply answers.
+    pub turn: u64,
+}
+
+/// The relaying stream handed to actix-web as the response body.
+pub struct Relay<S> {
+    upstream: S,
+    protocol: Protocol,
+    decoder: SseDecoder,
+    accumulator: Box<dyn StreamAccumulator>,
+    completion: Option<Completion>,
+    keepalive: Pin<Box<Sleep>>,
+    keepalive_after: Duration,
+    finished: bool,
+}
+
+impl<S> Relay<S>
+where
+    S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    /// Wraps an upstream body stream.
+    pub fn new(upstream: S, protocol: Protocol, completion: Option<Completion>, keepalive_after: Duration) -> Self {
+        Self {
+            upstream,
+            protocol,
+            decoder: SseDecoder::new(),
+            accumulator: new_accumulator(protocol),
+            completion,
+            keepalive: Box::pin(tokio::time::sleep(keepalive_after)),
+            keepalive_after,
+            finished: false,
+        }
+    }
+
+    fn complete(&mut self) {
+        if let Some(completion) = self.completion.take() {
+            let reply = self.accumulator.reply();
+            completion.session.do_send(TurnCompleted { turn: completion.turn, reply });
+        }
+    }
+
+    fn observe(&mut self, chunk: &[u8]) {
+        for event in self.decoder.push(chunk) {
+            self.accumulator.push(&event);
+            if is_terminal(self.protocol, &event) {
+                self.complete();
+            }
+        }
+    }
+
+    fn keepalive_bytes(&self) -> Bytes {
+        match self.protocol {
+            Protocol::Anthropic => Bytes::from_static(b"event: ping\ndata: {\"type\": \"ping\"}\n\n"),
+            Protocol::OpenAiChat | Protocol::OpenAiResponses => Bytes::from_static(b": keepalive\n\n"),
+        }
+    }
+
+    fn error_event(&self, message: &str) -> Bytes {
+        let escaped = serde_json::Value::String(message.to_string()).to_string();
+        let text = match self.protocol {
+            Protocol::Anthropic => format!(
+                "event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"api_error\",\"message\":{escaped}}}}}\n\n"
+            ),
+            Protocol::OpenAiChat => format!("data: {{\"error\":{{\"message\":{escaped},\"type\":\"api_error\"}}}}\n\n"),
+            Protocol::OpenAiResponses => format!(
+                "event: error\ndata: {{\"type\":\"error\",\"code\":\"upstream_error\",\"message\":{escaped}}}\n\n"
+            ),
+        };
+        Bytes::from(text)
+    }
+}
+
+impl<S> Stream for Relay<S>
+where
+    S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    type Item = Result<Bytes, actix_web::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.finished {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut this.upstream).poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                let deadline = Instant::now() + this.keepalive_after;
+                this.keepalive.as_mut().reset(deadline);
+                this.observe(&chunk);
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            Poll::Ready(Some(Err(err))) => {
+                this.finished = true;
+                warn!(error = %err, "upstream stream broke");
+                let at_boundary = this.decoder.is_at_boundary();
+                this.complete();
+                if at_boundary {
+                    let event = this.error_event(&format!("the upstream stream broke before the reply was complete: {err}"));
+                    Poll::Ready(Some(Ok(event)))
+                } else {
+                    Poll::Ready(Some(Err(actix_web::error::ErrorBadGateway(err.to_string()))))
+                }
+            }
+            Poll::Ready(None) => {
+                this.finished = true;
+                if let Some(event) = this.decoder.finish() {
+                    this.accumulator.push(&event);
+                }
+                this.complete();
+                Poll::Ready(None)
+            }
+            Poll::Pending => {
+                if this.keepalive.as_mut().poll(cx).is_ready() {
+                    let deadline = Instant::now() + this.keepalive_after;
+                    this.keepalive.as_mut().reset(deadline);
+                    // Re-register the timer with the waker before returning.
+                    let _ = this.keepalive.as_mut().poll(cx);
+                    if this.decoder.is_at_boundary() {
+                        debug!("upstream silent; keepalive sent");
+                        return Poll::Ready(Some(Ok(this.keepalive_bytes())));
+                    }
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<S> Drop for Relay<S> {
+    fn drop(&mut self) {
+        // The client went away (or the response was dropped) before the end: keep what came.
+        if let Some(completion) = self.completion.take() {
+            let reply = self.accumulator.reply();
+            debug!(complete = reply.complete, "stream ended early; storing the partial reply");
+            completion.session.do_send(TurnCompleted { turn: completion.turn, reply });
+        }
+    }
+}
+
+/// True for the event that ends a reply in each protocol.
+fn is_terminal(protocol: Protocol, event: &SseEvent) -> bool {
+    match protocol {
+        Protocol::Anthropic => {
+            event.event.as_deref() == Some("message_stop")
+                || (event.event.is_none() && event.data.contains("\"message_stop\""))
+        }
+        Protocol::OpenAiChat => event.data.trim() == "[DONE]",
+        Protocol::OpenAiResponses => matches!(
+            event.event.as_deref(),
+            Some("response.completed" | "response.failed" | "response.incomplete")
+        ),
+    }
+}

@@ -1,0 +1,131 @@
+//! Start-up and shutdown of the gateway process.
+//!
+//! Start: open storage (exclusive), start one arbiter per core for session actors and one for
+//! the registry, bind the listener, write `gateway.pid` and `gateway.port`, serve. Shutdown
+//! (SIGINT or SIGTERM, handled by actix-web): stop accepting, let in-flight requests finish,
+//! then flush storage and remove the pid and port files.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use actix::{Actor, Addr, Arbiter};
+use actix_web::{App, HttpServer, web};
+use anyhow::Context as _;
+use lore_actors::SessionRegistry;
+use lore_storage::Store;
+use tracing::{info, warn};
+
+use crate::config::GatewayConfig;
+use crate::gateway::forward::UpstreamClient;
+use crate::http::routes;
+
+/// State shared by every worker.
+pub struct AppState {
+    /// The configuration the gateway started with.
+    pub config: GatewayConfig,
+    /// The session registry.
+    pub registry: Addr<SessionRegistry>,
+    /// Storage, for management reads.
+    pub store: Store,
+    /// Process start, for `/health`.
+    pub started_at: Instant,
+}
+
+/// Name of the file holding the gateway's pid.
+pub const PID_FILE: &str = "gateway.pid";
+/// Name of the file holding the gateway's port.
+pub const PORT_FILE: &str = "gateway.port";
+
+/// Runs the gateway until it is told to stop.
+pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
+    let started_at = Instant::now();
+    // awc's rustls connector needs a process-wide crypto provider; a second install is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let store = Store::open(&config.data_dir.join("db")).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let cores = config.workers.max(1);
+    let session_arbiters: Vec<Arbiter> = (0..cores).map(|_| Arbiter::new()).collect();
+    let registry_arbiter = Arbiter::new();
+    let registry = SessionRegistry::new(
+        store.clone(),
+        session_arbiters.iter().map(Arbiter::handle).collect(),
+        config.eviction_after,
+    );
+    let registry = SessionRegistry::start_in_arbiter(&registry_arbiter.handle(), |_| registry);
+
+    let listener = TcpListener::bind((config.host.as_str(), config.port))
+        .with_context(|| format!("cannot listen on {}:{} (is another gateway running? try `lore status`, or pass --port)", config.host, config.port))?;
+    let port = listener.local_addr()?.port();
+    let max_body = config.max_body_bytes;
+    let workers = config.workers;
+    let data_dir = config.data_dir.clone();
+    let state = web::Data::new(AppState {
+        config,
+        registry,
+        store: store.clone(),
+        started_at,
+    });
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .app_data(web::Data::new(UpstreamClient::new()))
+            .app_data(web::PayloadConfig::new(max_body))
+            .configure(routes::configure)
+    })
+    .workers(workers)
+    .keep_alive(actix_web::http::KeepAlive::Os)
+    .client_request_timeout(std::time::Duration::ZERO)
+    .client_disconnect_timeout(std::time::Duration::from_secs(1))
+    .shutdown_timeout(5)
+    .listen(listener)?
+    .run();
+
+    write_runtime_files(&data_dir, port)?;
+    info!(port, data_dir = %data_dir.display(), ms = started_at.elapsed().as_millis() as u64, "lore gateway listening");
+    let served = server.await;
+    if let Err(err) = store.flush() {
+        warn!(error = %err, "final flush failed");
+    }
+    remove_runtime_files(&data_dir);
+    for arbiter in session_arbiters.iter().chain(std::iter::once(&registry_arbiter)) {
+        arbiter.stop();
+    }
+    info!("lore gateway stopped");
+    served.context("the HTTP server failed")
+}
+
+fn write_runtime_files(data_dir: &Path, port: u16) -> anyhow::Result<()> {
+    write_atomic(&data_dir.join(PORT_FILE), &port.to_string())?;
+    write_atomic(&data_dir.join(PID_FILE), &std::process::id().to_string())?;
+    Ok(())
+}
+
+fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
+    let temporary = path.with_extension("tmp");
+    std::fs::write(&temporary, contents).with_context(|| format!("cannot write {}", temporary.display()))?;
+    std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn remove_runtime_files(data_dir: &Path) {
+    // Only remove the files if they still describe this process.
+    let ours = std::fs::read_to_string(data_dir.join(PID_FILE))
+        .ok()
+        .is_some_and(|pid| pid.trim() == std::process::id().to_string());
+    if ours {
+        let _ = std::fs::remove_file(data_dir.join(PID_FILE));
+        let _ = std::fs::remove_file(data_dir.join(PORT_FILE));
+    }
+}
+
+/// Where a running gateway can be reached, read from the data directory.
+pub fn running_gateway(data_dir: &Path) -> Option<(u32, u16)> {
+    let pid = std::fs::read_to_string(data_dir.join(PID_FILE)).ok()?.trim().parse().ok()?;
+    let port = std::fs::read_to_string(data_dir.join(PORT_FILE)).ok()?.trim().parse().ok()?;
+    Some((pid, port))
+}
+
+/// The log file of a daemonised gateway.
+pub fn log_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("lore.log")
+}

@@ -1,0 +1,325 @@
+//! [`Store`]: the sled database of one data directory and the trees inside it.
+//!
+//! Trees and key layouts:
+//! - `sessions`: session id → [`SessionRecord`].
+//! - `messages`: `<session id>/<seq as u64 big-endian>` → [`StoredMessage`]; a prefix scan of a
+//!   session id yields its whole log in order.
+//! - `session_index`: `h\0<header key>\0<session id>` and `f\0<fingerprint>\0<session id>` → empty;
+//!   how a restarted gateway finds the sessions a request may belong to.
+//! - `meta`: `schema` → the schema version of the database.
+//!
+//! Durability: sled keeps writes in memory and flushes them on its own timer
+//! (`FLUSH_EVERY_MS`), and [`Store::flush`] forces a flush at shutdown. A crash loses at most that
+//! window; the next request of the conversation carries the whole history and the lost messages
+//! are captured again. Within a turn the messages are written before the session record that
+//! points at them, so a crash between the two leaves unreferenced messages, never a dangling path.
+
+use std::path::Path;
+
+use crate::error::{StorageError, StorageErrorKind};
+use crate::records::{SessionRecord, StoredMessage, decode, encode};
+
+/// Interval of sled's background flush: the most a crash can lose.
+pub const FLUSH_EVERY_MS: u64 = 100;
+/// Schema version of the database layout.
+pub const SCHEMA_VERSION: u64 = 1;
+/// Page cache size; small, because the gateway must stay light at idle.
+const CACHE_CAPACITY_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The storage of one data directory. Cheap to clone; all clones share one database.
+#[derive(Clone)]
+pub struct Store {
+    db: sled::Db,
+    sessions: sled::Tree,
+    messages: sled::Tree,
+    session_index: sled::Tree,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the database under `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StorageError> {
+        std::fs::create_dir_all(dir).map_err(|err| {
+            StorageError::new(
+                StorageErrorKind::Io,
+                format!("cannot create the data directory {}: {err}", dir.display()),
+            )
+        })?;
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(CACHE_CAPACITY_BYTES)
+            .flush_every_ms(Some(FLUSH_EVERY_MS))
+            .open()
+            .map_err(|err| {
+                let mut error = StorageError::from(err);
+                error.message = format!("cannot open {}: {}", dir.display(), error.message);
+                error
+            })?;
+        let meta = db.open_tree("meta")?;
+        match meta.get("schema")? {
+            None => {
+                meta.insert("schema", &SCHEMA_VERSION.to_be_bytes())?;
+            }
+            Some(raw) => {
+                let found = <[u8; 8]>::try_from(raw.as_ref())
+                    .map(u64::from_be_bytes)
+                    .unwrap_or(0);
+                if found > SCHEMA_VERSION {
+                    return Err(StorageError::new(
+                        StorageErrorKind::Corrupt,
+                        format!(
+                            "{} was written by a newer lore (schema {found}, this build reads {SCHEMA_VERSION}); upgrade lore",
+                            dir.display()
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            sessions: db.open_tree("sessions")?,
+            messages: db.open_tree("messages")?,
+            session_index: db.open_tree("session_index")?,
+            db,
+        })
+    }
+
+    /// Forces every pending write to disk.
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// Writes a session record.
+    pub fn save_session(&self, record: &SessionRecord) -> Result<(), StorageError> {
+        self.sessions
+            .insert(record.id.as_bytes(), encode("session", record)?)?;
+        Ok(())
+    }
+
+    /// Reads a session record.
+    pub fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StorageError> {
+        self.sessions
+            .get(id.as_bytes())?
+            .map(|raw| decode("session", &raw))
+            .transpose()
+    }
+
+    /// Every session, most recently updated first.
+    pub fn list_sessions(&self) -> Result<Vec<SessionRecord>, StorageError> {
+        let mut sessions = Vec::new();
+        for item in self.sessions.iter() {
+            let (_, raw) = item?;
+            sessions.push(decode::<SessionRecord>("session", &raw)?);
+        }
+        sessions.sort_by(|a, b| b.updated_at_ms.cmp(&a.updated_at_ms));
+        Ok(sessions)
+    }
+
+    /// Stores the messages of a turn, then the session record that references them.
+    pub fn commit_turn(
+        &self,
+        record: &SessionRecord,
+        messages: &[StoredMessage],
+    ) -> Result<(), StorageError> {
+        if !messages.is_empty() {
+            let mut batch = sled::Batch::default();
+            for message in messages {
+                batch.insert(
+                    message_key(&message.session_id, message.seq),
+                    encode("message", message)?,
+                );
+            }
+            self.messages.apply_batch(batch)?;
+        }
+        self.save_session(record)
+    }
+
+    /// Reads one message of a session's log.
+    pub fn load_message(
+        &self,
+        session_id: &str,
+        seq: u64,
+    ) -> Result<Option<StoredMessage>, StorageError> {
+        self.messages
+            .get(message_key(session_id, seq))?
+            .map(|raw| decode("message", &raw))
+            .transpose()
+    }
+
+    /// The session's conversation as the client currently shows it (its path), in order.
+    pub fn session_messages(
+        &self,
+        record: &SessionRecord,
+    ) -> Result<Vec<StoredMessage>, StorageError> {
+        let mut messages = Vec::with_capacity(record.path.len());
+        for entry in &record.path {
+            if let Some(message) = self.load_message(&record.id, entry.seq)? {
+                messages.push(message);
+            }
+        }
+        Ok(messages)
+    }
+
+    /// Every message ever captured in the session, forked-off ones included, by `seq`.
+    pub fn session_log(&self, session_id: &str) -> Result<Vec<StoredMessage>, StorageError> {
+        let mut prefix = session_id.as_bytes().to_vec();
+        prefix.push(b'/');
+        let mut messages = Vec::new();
+        for item in self.messages.scan_prefix(prefix) {
+            let (_, raw) = item?;
+            messages.push(decode("message", &raw)?);
+        }
+        Ok(messages)
+    }
+
+    /// Records that `session_id` was seen under the session header key `header_key`.
+    pub fn index_header(&self, header_key: &str, session_id: &str) -> Result<(), StorageError> {
+        self.session_index
+            .insert(index_key(b'h', header_key, session_id), &[])?;
+        Ok(())
+    }
+
+    /// Sessions seen under a session header key, oldest first.
+    pub fn sessions_for_header(&self, header_key: &str) -> Result<Vec<String>, StorageError> {
+        self.scan_index(b'h', header_key)
+    }
+
+    /// Records that `session_id` has the conversation fingerprint `fingerprint`.
+    pub fn index_fingerprint(
+        &self,
+        fingerprint: &str,
+        session_id: &str,
+    ) -> Result<(), StorageError> {
+        self.session_index
+            .insert(index_key(b'f', fingerprint, session_id), &[])?;
+        Ok(())
+    }
+
+    /// Sessions with a conversation fingerprint, oldest first.
+    pub fn sessions_for_fingerprint(
+        &self,
+        fingerprint: &str,
+    ) -> Result<Vec<String>, StorageError> {
+        self.scan_index(b'f', fingerprint)
+    }
+
+    fn scan_index(&self, tag: u8, value: &str) -> Result<Vec<String>, StorageError> {
+        let prefix = index_key(tag, value, "");
+        let mut ids = Vec::new();
+        for item in self.session_index.scan_prefix(&prefix) {
+            let (key, _) = item?;
+            let id = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+}
+
+fn message_key(session_id: &str, seq: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(session_id.len() + 9);
+    key.extend_from_slice(session_id.as_bytes());
+    key.push(b'/');
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+fn index_key(tag: u8, value: &str, session_id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(value.len() + session_id.len() + 3);
+    key.push(tag);
+    key.push(0);
+    key.extend_from_slice(value.as_bytes());
+    key.push(0);
+    key.extend_from_slice(session_id.as_bytes());
+    key
+}
+
+/// A fresh session id: a UUIDv7 in simple hex, so ids sort by creation time.
+pub fn new_session_id() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{MessageSource, PathEntry, RECORD_VERSION};
+    use lore_proto::{Message, Part, Role};
+
+    fn message(session: &str, seq: u64, text: &str) -> StoredMessage {
+        let message = Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+        };
+        StoredMessage {
+            version: RECORD_VERSION,
+            session_id: session.into(),
+            seq,
+            position: seq as u32,
+            identity: message.identity(),
+            message,
+            source: MessageSource::Request,
+            created_at_ms: 0,
+            model: None,
+            usage: None,
+            partial: false,
+        }
+    }
+
+    #[test]
+    fn a_turn_survives_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut record = SessionRecord::new(new_session_id());
+        let messages = vec![message(&record.id, 0, "a"), message(&record.id, 1, "b")];
+        for stored in &messages {
+            record.path.push(PathEntry {
+                seq: stored.seq,
+                identity: stored.identity,
+            });
+        }
+        record.next_seq = 2;
+        store.commit_turn(&record, &messages).unwrap();
+        store.index_header("x-session-id:abc", &record.id).unwrap();
+        store.index_fingerprint("f00", &record.id).unwrap();
+        store.flush().unwrap();
+        drop(store);
+
+        let store = Store::open(dir.path()).unwrap();
+        let loaded = store.load_session(&record.id).unwrap().unwrap();
+        assert_eq!(loaded, record);
+        assert_eq!(store.session_messages(&loaded).unwrap(), messages);
+        assert_eq!(store.sessions_for_header("x-session-id:abc").unwrap(), vec![record.id.clone()]);
+        assert_eq!(store.sessions_for_fingerprint("f00").unwrap(), vec![record.id.clone()]);
+        assert!(store.sessions_for_fingerprint("f0").unwrap().is_empty());
+    }
+
+    #[test]
+    fn logs_of_sessions_do_not_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let a = SessionRecord::new("aaaa".into());
+        let b = SessionRecord::new("aaaab".into());
+        store.commit_turn(&a, &[message("aaaa", 0, "x")]).unwrap();
+        store.commit_turn(&b, &[message("aaaab", 0, "y")]).unwrap();
+        assert_eq!(store.session_log("aaaa").unwrap().len(), 1);
+        assert_eq!(store.list_sessions().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_second_process_is_told_the_directory_is_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = Store::open(dir.path()).unwrap();
+        // sled's lock is per process through fs2 on the same file; a second open in the same
+        // process shares nothing and must fail the same way another process would.
+        match Store::open(dir.path()) {
+            Err(err) => assert_eq!(err.kind, StorageErrorKind::Locked, "{err}"),
+            Ok(_) => {
+                // Some platforms allow the same process to re-lock; nothing to assert there.
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! Integration tests of the whole `lore` binary over real HTTP, against the fake upstream of
+//! `tests/support`. One binary, one module per concern.
+
+mod helpers;
+
+mod capture;
+mod cli;
+mod compression;
+mod crash;
+mod errors;
+mod headers;
+mod routes;
+mod sessions;
+mod streaming;

@@ -1,0 +1,362 @@
+//! The actix-web server: routing, request recording, script dispatch and response
+//! building (JSON or paced SSE) for all protocols.
+
+use crate::cache_oracle::{CacheKey, CacheObservation, CacheOracle, PromptUsage};
+use crate::recording::RecordedRequest;
+use crate::script::{self, Action, Ctx, Delivery, Reply, Script, Settings};
+use crate::{anthropic, openai, responses, sse};
+use actix_web::http::StatusCode;
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// State shared between the handle and the server workers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub settings: Settings,
+    pub scripts: Mutex<VecDeque<Script>>,
+    pub requests: Mutex<Vec<RecordedRequest>>,
+    pub observations: Mutex<Vec<CacheObservation>>,
+    pub oracle: Mutex<CacheOracle>,
+    counter: AtomicU64,
+}
+
+/// Locks, ignoring poisoning (a panicking test thread must not cascade).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub fn new(settings: Settings) -> Shared {
+        Shared {
+            settings,
+            scripts: Mutex::new(VecDeque::new()),
+            requests: Mutex::new(Vec::new()),
+            observations: Mutex::new(Vec::new()),
+            oracle: Mutex::new(CacheOracle::new()),
+            counter: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Options for binding a server.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Interface to bind.
+    pub host: String,
+    /// Port (0 = ephemeral).
+    pub port: u16,
+    /// actix worker threads.
+    pub workers: usize,
+    /// Install SIGINT/SIGTERM handlers (binary only).
+    pub signals: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            host: "127.0.0.1".into(),
+            port: 0,
+            workers: 1,
+            signals: false,
+        }
+    }
+}
+
+/// Binds the server (must be called inside an actix System) and returns it with its address.
+pub(crate) fn bind(
+    shared: web::Data<Shared>,
+    opts: &ServeOptions,
+) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(shared.clone())
+            .default_service(web::to(handle))
+    })
+    .workers(opts.workers.max(1))
+    .client_request_timeout(Duration::from_secs(60))
+    .keep_alive(Duration::from_secs(75))
+    .shutdown_timeout(1);
+    if !opts.signals {
+        server = server.disable_signals();
+    }
+    let server = server.bind((opts.host.as_str(), opts.port))?;
+    let addr = server
+        .addrs()
+        .first()
+        .copied()
+        .ok_or_else(|| std::io::Error::other("no bound address"))?;
+    Ok((server.run(), addr))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Anthropic,
+    Chat,
+    Responses,
+}
+
+fn llm_protocol(method: &str, path: &str) -> Option<Protocol> {
+    if method != "POST" {
+        return None;
+    }
+    match path {
+        "/v1/messages" => Some(Protocol::Anthropic),
+        "/v1/chat/completions" | "/chat/completions" => Some(Protocol::Chat),
+        "/v1/responses" | "/backend-api/codex/responses" => Some(Protocol::Responses),
+        _ => None,
+    }
+}
+
+async fn read_body(mut payload: web::Payload) -> Result<Bytes, actix_web::Error> {
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        buf.extend_from_slice(&chunk?);
+    }
+    Ok(buf.freeze())
+}
+
+/// Decodes a `content-encoding`d body for parsing (the recording keeps the raw bytes).
+async fn decoded(req: &HttpRequest, raw: &Bytes) -> Bytes {
+    let Some(enc) = req.headers().get("content-encoding") else {
+        return raw.clone();
+    };
+    if enc.as_bytes().eq_ignore_ascii_case(b"identity") {
+        return raw.clone();
+    }
+    let input =
+        futures_util::stream::iter(vec![Ok::<_, actix_web::error::PayloadError>(raw.clone())]);
+    let mut dec = actix_web::dev::Decompress::from_headers(input, req.headers());
+    let mut out = BytesMut::new();
+    while let Some(chunk) = dec.next().await {
+        match chunk {
+            Ok(c) => out.extend_from_slice(&c),
+            Err(_) => return raw.clone(),
+        }
+    }
+    out.freeze()
+}
+
+async fn handle(
+    req: HttpRequest,
+    payload: web::Payload,
+    shared: web::Data<Shared>,
+) -> HttpResponse {
+    let raw = match read_body(payload).await {
+        Ok(b) => b,
+        Err(e) => return HttpResponse::BadRequest().body(format!("body read error: {e}")),
+    };
+    let n = shared.counter.fetch_add(1, Ordering::SeqCst) + 1;
+    let method = req.method().as_str().to_string();
+    let path_q = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| req.path().to_string());
+    if shared.settings.record {
+        let headers = req
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        lock(&shared.requests).push(RecordedRequest {
+            method: method.clone(),
+            path: path_q.clone(),
+            headers,
+            body: raw.clone(),
+        });
+    }
+    if let Some(proto) = llm_protocol(&method, req.path()) {
+        let body = decoded(&req, &raw).await;
+        return llm(proto, &req, &body, n, &shared).await;
+    }
+    if method == "GET" && req.path() == "/v1/models" {
+        let v = if req.headers().contains_key("anthropic-version") {
+            anthropic::models()
+        } else {
+            openai::models()
+        };
+        return HttpResponse::Ok().json(v);
+    }
+    HttpResponse::Ok().json(json!({"echo": true, "method": method, "path": path_q}))
+}
+
+fn header(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get(name)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
+fn request_id_headers(proto: Protocol, n: u64) -> Vec<(&'static str, String)> {
+    let id = format!("req_fake_{n}");
+    match proto {
+        Protocol::Anthropic => vec![
+            ("request-id", id),
+            ("anthropic-ratelimit-requests-remaining", "99".into()),
+        ],
+        Protocol::Chat | Protocol::Responses => vec![("x-request-id", id)],
+    }
+}
+
+fn bad_request(proto: Protocol, n: u64, msg: String) -> HttpResponse {
+    let body = match proto {
+        Protocol::Anthropic => json!({
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": msg},
+        }),
+        _ => json!({
+            "error": {"message": msg, "type": "invalid_request_error", "param": null, "code": null},
+        }),
+    };
+    let mut b = HttpResponse::BadRequest();
+    for (k, v) in request_id_headers(proto, n) {
+        b.insert_header((k, v));
+    }
+    b.json(body)
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+async fn llm(
+    proto: Protocol,
+    req: &HttpRequest,
+    body: &Bytes,
+    n: u64,
+    shared: &Shared,
+) -> HttpResponse {
+    let json_body: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return bad_request(proto, n, format!("fake upstream: body is not JSON: {e}")),
+    };
+    let next = lock(&shared.scripts).pop_front();
+    let last_user = match proto {
+        Protocol::Anthropic => anthropic::last_user_text(&json_body),
+        Protocol::Chat => openai::last_user_text(&json_body),
+        Protocol::Responses => responses::last_user_text(&json_body),
+    };
+    let text = script::default_text(&shared.settings, last_user);
+    let action = script::plan(next, &text, &shared.settings);
+    let commit = matches!(action, Action::Reply(..));
+    let model = json_body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("fake-model")
+        .to_string();
+    let credential = header(req, "x-api-key")
+        .or_else(|| header(req, "authorization"))
+        .unwrap_or_default();
+    let key: CacheKey = (credential, model.clone());
+    let usage: PromptUsage = {
+        let mut oracle = lock(&shared.oracle);
+        match proto {
+            Protocol::Anthropic => oracle.anthropic(&key, &json_body, commit),
+            Protocol::Chat => oracle.openai_chat(&key, &json_body, commit),
+            Protocol::Responses => oracle.openai_responses(&key, &json_body, commit),
+        }
+    };
+    if shared.settings.record {
+        lock(&shared.observations).push(CacheObservation {
+            path: req.path().to_string(),
+            input_tokens: usage.input_tokens,
+            cache_read: usage.cache_read,
+            cache_creation: usage.cache_creation,
+        });
+    }
+    let stream = json_body.get("stream").and_then(Value::as_bool) == Some(true);
+    let ctx = Ctx {
+        n,
+        model,
+        created: unix_now(),
+        usage,
+        request: json_body,
+    };
+    match action {
+        Action::Error {
+            header_delay,
+            status,
+            body,
+            headers,
+        } => {
+            sleep(header_delay).await;
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut b = HttpResponse::build(status);
+            for (k, v) in request_id_headers(proto, n) {
+                b.insert_header((k, v));
+            }
+            for (k, v) in headers {
+                b.append_header((k, v));
+            }
+            b.json(body)
+        }
+        Action::Reply(reply, delivery) => {
+            sleep(delivery.header_delay).await;
+            respond(proto, &reply, &ctx, delivery, stream).await
+        }
+    }
+}
+
+async fn sleep(d: Duration) {
+    if !d.is_zero() {
+        tokio::time::sleep(d).await;
+    }
+}
+
+async fn respond(
+    proto: Protocol,
+    reply: &Reply,
+    ctx: &Ctx,
+    delivery: Delivery,
+    stream: bool,
+) -> HttpResponse {
+    let mut b = HttpResponse::Ok();
+    for (k, v) in request_id_headers(proto, ctx.n) {
+        b.insert_header((k, v));
+    }
+    if stream {
+        let frames = match proto {
+            Protocol::Anthropic => anthropic::events(reply, ctx),
+            Protocol::Chat => openai::events(reply, ctx),
+            Protocol::Responses => responses::events(reply, ctx),
+        };
+        return b
+            .content_type("text/event-stream")
+            .insert_header(("cache-control", "no-cache"))
+            .streaming(sse::paced(frames, delivery));
+    }
+    let v = match proto {
+        Protocol::Anthropic => anthropic::json(reply, ctx),
+        Protocol::Chat => openai::json(reply, ctx),
+        Protocol::Responses => responses::json(reply, ctx),
+    };
+    let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+    // Pacing faults on a non-streamed request: stall delays the whole body, a broken
+    // stream sends half the body and aborts.
+    if let Some((_, d)) = delivery.stall {
+        sleep(d).await;
+    }
+    if let Some(interval) = delivery.delta_interval {
+        let deltas = reply.text.as_ref().map_or(0, Vec::len) as u32;
+        sleep(interval * deltas).await;
+    }
+    b.content_type("application/json");
+    if delivery.abort_after.is_some() {
+        return b.streaming(sse::truncated(bytes));
+    }
+    b.body(bytes)
+}
