@@ -249,6 +249,12 @@ pub(crate) fn role_of<'n>(node: &'n Node<'_>) -> Result<&'n str, ProtoError> {
 /// A count of array elements that ignores their content.
 pub(crate) type Ignored = Vec<de::IgnoredAny>;
 
+/// Validates UTF-8 once for the whole body (faster than per string while parsing).
+pub(crate) fn utf8(body: &[u8]) -> Result<&str, ProtoError> {
+    std::str::from_utf8(body)
+        .map_err(|e| ProtoError::InvalidShape(format!("request body is not utf-8: {e}")))
+}
+
 /// Rejects bodies that are not a JSON object (typed structs would also accept arrays).
 pub(crate) fn ensure_object(body: &[u8]) -> Result<(), ProtoError> {
     match body.iter().find(|b| !b.is_ascii_whitespace()) {

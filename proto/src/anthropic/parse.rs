@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use crate::canonical::{Message, Part, Role};
 use crate::error::ProtoError;
-use crate::fast::{Fast, Ignored, Node, Str, content_of, ensure_object, role_of};
+use crate::fast::{Fast, Ignored, Node, Str, content_of, ensure_object, role_of, utf8};
 use crate::protocol::CanonicalRequest;
 
 #[derive(Deserialize)]
@@ -24,7 +24,7 @@ struct Req<'a> {
 /// Parses an Anthropic Messages request body.
 pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError> {
     ensure_object(body)?;
-    let req: Req<'_> = serde_json::from_slice(body)?;
+    let req: Req<'_> = serde_json::from_str(utf8(body)?)?;
     let mut messages = Vec::new();
     for mut m in req.messages.unwrap_or_default() {
         let role = match role_of(&m)? {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::accumulator::item_to_parts;
 use crate::canonical::{Message, Part, Role};
 use crate::error::ProtoError;
-use crate::fast::{Fast, Ignored, Str, content_of, ensure_object};
+use crate::fast::{Fast, Ignored, Str, content_of, ensure_object, utf8};
 use crate::protocol::CanonicalRequest;
 
 #[derive(Deserialize)]
@@ -27,7 +27,7 @@ struct Req<'a> {
 /// Parses a Responses request body.
 pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError> {
     ensure_object(body)?;
-    let req: Req<'_> = serde_json::from_slice(body)?;
+    let req: Req<'_> = serde_json::from_str(utf8(body)?)?;
     let mut system: Vec<String> = req.instructions.map(Str::into_string).into_iter().collect();
     let mut messages = Vec::new();
     match req.input {

@@ -299,8 +299,9 @@ async fn llm(
             for (k, v) in request_id_headers(proto, n) {
                 b.insert_header((k, v));
             }
+            // Scripted headers replace the defaults of the same name.
             for (k, v) in headers {
-                b.append_header((k, v));
+                b.insert_header((k, v));
             }
             b.json(body)
         }
