@@ -7,7 +7,7 @@ use lore_actors::ObserveRegistry;
 use lore_storage::{SessionRecord, StoredMessage};
 use serde_json::{Value, json};
 
-use crate::gateway::access::check_management;
+use crate::gateway::access::refuse_management;
 use crate::server::AppState;
 
 /// `GET /health`: liveness and what this build can do.
@@ -22,7 +22,7 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
 
 /// `GET /api/v1/sessions`: every session, most recent first.
 pub async fn list_sessions(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Err(refusal) = check_management(&req) {
+    if let Some(refusal) = refuse_management(&req) {
         return refusal;
     }
     let store = state.store.clone();
@@ -36,8 +36,12 @@ pub async fn list_sessions(req: HttpRequest, state: web::Data<AppState>) -> Http
 }
 
 /// `GET /api/v1/sessions/{id}/messages`: the session's current conversation, in order.
-pub async fn session_messages(req: HttpRequest, path: web::Path<String>, state: web::Data<AppState>) -> HttpResponse {
-    if let Err(refusal) = check_management(&req) {
+pub async fn session_messages(
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    if let Some(refusal) = refuse_management(&req) {
         return refusal;
     }
     let id = path.into_inner();
@@ -62,7 +66,7 @@ pub async fn session_messages(req: HttpRequest, path: web::Path<String>, state: 
 
 /// `GET /api/v1/actors`: the actors' counters.
 pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
-    if let Err(refusal) = check_management(&req) {
+    if let Some(refusal) = refuse_management(&req) {
         return refusal;
     }
     match state.registry.send(ObserveRegistry).await {
@@ -72,7 +76,8 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpRespons
 }
 
 fn storage_error(message: &str) -> HttpResponse {
-    HttpResponse::InternalServerError().json(json!({"error": {"type": "storage_error", "message": message}}))
+    HttpResponse::InternalServerError()
+        .json(json!({"error": {"type": "storage_error", "message": message}}))
 }
 
 /// The JSON summary of a session, shared by the API and the CLI.

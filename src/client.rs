@@ -11,9 +11,13 @@ use anyhow::{Context, bail};
 
 /// Sends `GET path` to `127.0.0.1:port` and returns the status and body.
 pub fn get(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).with_context(|| format!("cannot connect to 127.0.0.1:{port}"))?;
+    let mut stream = TcpStream::connect(("127.0.0.1", port))
+        .with_context(|| format!("cannot connect to 127.0.0.1:{port}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\n\r\n")?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\n\r\n"
+    )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw);
@@ -25,15 +29,24 @@ pub fn get(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
         .nth(1)
         .and_then(|code| code.parse().ok())
         .context("malformed status line from the gateway")?;
-    let chunked = head.lines().any(|line| line.to_ascii_lowercase().starts_with("transfer-encoding: chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_string() };
+    let chunked = head.lines().any(|line| {
+        line.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
     Ok((status, body))
 }
 
 fn dechunk(mut body: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
         if size == 0 || rest.len() < size {
             break;
         }

@@ -90,12 +90,22 @@ pub fn data_dir(flag: Option<&Path>, env: &HashMap<String, String>) -> PathBuf {
     if let Some(dir) = non_empty("XDG_DATA_HOME") {
         return Path::new(dir).join("lore");
     }
-    let home = non_empty("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = non_empty("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".local/share/lore")
 }
 
-fn number<T: std::str::FromStr>(env: &HashMap<String, String>, name: &str, default: T) -> Result<T, String> {
-    match env.get(name).map(|value| value.trim()).filter(|value| !value.is_empty()) {
+fn number<T: std::str::FromStr>(
+    env: &HashMap<String, String>,
+    name: &str,
+    default: T,
+) -> Result<T, String> {
+    match env
+        .get(name)
+        .map(|value| value.trim())
+        .filter(|value| !value.is_empty())
+    {
         None => Ok(default),
         Some(raw) => raw
             .parse()
@@ -121,8 +131,12 @@ impl GatewayConfig {
             None => number(env, "LORE_LISTEN_PORT", DEFAULT_PORT)?,
         };
         let remote = !is_loopback_host(&host)
-            || env.get("LORE_REMOTE_GATEWAY").is_some_and(|v| v == "1" || v == "true")
-            || env.get("LORE_HOSTED_MODE").is_some_and(|v| v == "1" || v == "true");
+            || env
+                .get("LORE_REMOTE_GATEWAY")
+                .is_some_and(|v| v == "1" || v == "true")
+            || env
+                .get("LORE_HOSTED_MODE")
+                .is_some_and(|v| v == "1" || v == "true");
         let auth_token = env
             .get("LORE_GATEWAY_AUTH_TOKEN")
             .map(|token| token.trim().to_string())
@@ -148,11 +162,25 @@ impl GatewayConfig {
             .unwrap_or_default();
         let retry = RetryPolicy {
             max_attempts: number(env, "LORE_UPSTREAM_RETRY_MAX_ATTEMPTS", 4u32)?.clamp(1, 20),
-            min_delay: Duration::from_millis(number(env, "LORE_UPSTREAM_RETRY_MIN_DELAY_MS", 250u64)?),
-            max_delay: Duration::from_millis(number(env, "LORE_UPSTREAM_RETRY_MAX_DELAY_MS", 8_000u64)?),
-            attempt_timeout: Duration::from_millis(number(env, "LORE_UPSTREAM_RETRY_ATTEMPT_TIMEOUT_MS", 600_000u64)?),
+            min_delay: Duration::from_millis(number(
+                env,
+                "LORE_UPSTREAM_RETRY_MIN_DELAY_MS",
+                250u64,
+            )?),
+            max_delay: Duration::from_millis(number(
+                env,
+                "LORE_UPSTREAM_RETRY_MAX_DELAY_MS",
+                8_000u64,
+            )?),
+            attempt_timeout: Duration::from_millis(number(
+                env,
+                "LORE_UPSTREAM_RETRY_ATTEMPT_TIMEOUT_MS",
+                600_000u64,
+            )?),
         };
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
         let gateway_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         Ok(Self {
             host,
@@ -164,7 +192,9 @@ impl GatewayConfig {
             extra_headers,
             retry,
             keepalive_after: Duration::from_secs(number(env, "LORE_KEEPALIVE_SECS", 30u64)?.max(1)),
-            eviction_after: Duration::from_secs(number(env, "LORE_SESSION_EVICTION_TIMEOUT", 1800u64)?.max(1)),
+            eviction_after: Duration::from_secs(
+                number(env, "LORE_SESSION_EVICTION_TIMEOUT", 1800u64)?.max(1),
+            ),
             workers: number(env, "LORE_WORKERS", cores)?.clamp(1, 64),
             max_body_bytes: number(env, "LORE_MAX_BODY_MB", 64usize)?.clamp(1, 1024) * 1024 * 1024,
             gateway_cwd,
@@ -177,41 +207,69 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn flags_beat_environment_beats_defaults() {
-        let e = env(&[("LORE_LISTEN_PORT", "4000"), ("LORE_DATA_DIR", "/d"), ("HOME", "/h")]);
+        let e = env(&[
+            ("LORE_LISTEN_PORT", "4000"),
+            ("LORE_DATA_DIR", "/d"),
+            ("HOME", "/h"),
+        ]);
         let cfg = GatewayConfig::build(&Overrides::default(), &e).unwrap();
         assert_eq!((cfg.host.as_str(), cfg.port), ("127.0.0.1", 4000));
         assert_eq!(cfg.data_dir, PathBuf::from("/d"));
-        let flags = Overrides { port: Some(5), data_dir: Some("/f".into()), ..Default::default() };
+        let flags = Overrides {
+            port: Some(5),
+            data_dir: Some("/f".into()),
+            ..Default::default()
+        };
         let cfg = GatewayConfig::build(&flags, &e).unwrap();
         assert_eq!((cfg.port, cfg.data_dir), (5, PathBuf::from("/f")));
         let cfg = GatewayConfig::build(&Overrides::default(), &env(&[("HOME", "/h")])).unwrap();
-        assert_eq!((cfg.port, cfg.data_dir), (DEFAULT_PORT, PathBuf::from("/h/.local/share/lore")));
+        assert_eq!(
+            (cfg.port, cfg.data_dir),
+            (DEFAULT_PORT, PathBuf::from("/h/.local/share/lore"))
+        );
         assert!(!cfg.remote);
     }
 
     #[test]
     fn a_public_bind_needs_a_token() {
-        let flags = Overrides { host: Some("0.0.0.0".into()), ..Default::default() };
+        let flags = Overrides {
+            host: Some("0.0.0.0".into()),
+            ..Default::default()
+        };
         let err = GatewayConfig::build(&flags, &env(&[])).unwrap_err();
         assert!(err.contains("LORE_GATEWAY_AUTH_TOKEN"), "{err}");
-        let cfg = GatewayConfig::build(&flags, &env(&[("LORE_GATEWAY_AUTH_TOKEN", "0123456789abcdef0123")])).unwrap();
+        let cfg = GatewayConfig::build(
+            &flags,
+            &env(&[("LORE_GATEWAY_AUTH_TOKEN", "0123456789abcdef0123")]),
+        )
+        .unwrap();
         assert!(cfg.remote);
     }
 
     #[test]
     fn bad_numbers_are_named() {
-        let err = GatewayConfig::build(&Overrides::default(), &env(&[("LORE_LISTEN_PORT", "http")])).unwrap_err();
+        let err =
+            GatewayConfig::build(&Overrides::default(), &env(&[("LORE_LISTEN_PORT", "http")]))
+                .unwrap_err();
         assert!(err.contains("LORE_LISTEN_PORT"), "{err}");
     }
 
     #[test]
     fn backoff_grows_and_is_capped() {
-        let policy = RetryPolicy { max_attempts: 5, min_delay: Duration::from_millis(100), max_delay: Duration::from_millis(300), attempt_timeout: Duration::from_secs(1) };
+        let policy = RetryPolicy {
+            max_attempts: 5,
+            min_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(300),
+            attempt_timeout: Duration::from_secs(1),
+        };
         assert_eq!(policy.backoff(1), Duration::from_millis(100));
         assert_eq!(policy.backoff(2), Duration::from_millis(200));
         assert_eq!(policy.backoff(3), Duration::from_millis(300));

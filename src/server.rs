@@ -87,7 +87,10 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         warn!(error = %err, "final flush failed");
     }
     remove_runtime_files(&data_dir);
-    for arbiter in session_arbiters.iter().chain(std::iter::once(&registry_arbiter)) {
+    for arbiter in session_arbiters
+        .iter()
+        .chain(std::iter::once(&registry_arbiter))
+    {
         arbiter.stop();
     }
     info!("lore gateway stopped");
@@ -102,8 +105,10 @@ fn write_runtime_files(data_dir: &Path, port: u16) -> anyhow::Result<()> {
 
 fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
     let temporary = path.with_extension("tmp");
-    std::fs::write(&temporary, contents).with_context(|| format!("cannot write {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&temporary, contents)
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
+    std::fs::rename(&temporary, path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 
@@ -120,8 +125,16 @@ fn remove_runtime_files(data_dir: &Path) {
 
 /// Where a running gateway can be reached, read from the data directory.
 pub fn running_gateway(data_dir: &Path) -> Option<(u32, u16)> {
-    let pid = std::fs::read_to_string(data_dir.join(PID_FILE)).ok()?.trim().parse().ok()?;
-    let port = std::fs::read_to_string(data_dir.join(PORT_FILE)).ok()?.trim().parse().ok()?;
+    let pid = std::fs::read_to_string(data_dir.join(PID_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let port = std::fs::read_to_string(data_dir.join(PORT_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
     Some((pid, port))
 }
 

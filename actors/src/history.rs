@@ -40,16 +40,20 @@ pub fn fit(stored: &[[u8; 16]], incoming: &[[u8; 16]], min_shared: usize) -> Opt
 
 /// Picks the best-fitting candidate (its index), preferring extensions over forks, longer shared
 /// prefixes over shorter ones, and the later candidate on a tie (the most recent session).
-pub fn best_candidate<'a, I>(candidates: I, incoming: &[[u8; 16]], min_shared: usize) -> Option<usize>
+pub fn best_candidate<'a, I>(
+    candidates: I,
+    incoming: &[[u8; 16]],
+    min_shared: usize,
+) -> Option<usize>
 where
     I: IntoIterator<Item = &'a [[u8; 16]]>,
 {
     let mut best: Option<(Fit, usize)> = None;
     for (index, stored) in candidates.into_iter().enumerate() {
-        if let Some(found) = fit(stored, incoming, min_shared) {
-            if best.is_none_or(|(current, _)| found >= current) {
-                best = Some((found, index));
-            }
+        if let Some(found) = fit(stored, incoming, min_shared)
+            && best.is_none_or(|(current, _)| found >= current)
+        {
+            best = Some((found, index));
         }
     }
     best.map(|(_, index)| index)
@@ -65,12 +69,27 @@ mod tests {
 
     #[test]
     fn extension_fork_and_stranger() {
-        assert_eq!(fit(&ids(&[1, 2]), &ids(&[1, 2, 3]), 2), Some(Fit::Extends { shared: 2 }));
-        assert_eq!(fit(&ids(&[1, 2]), &ids(&[1, 2]), 2), Some(Fit::Extends { shared: 2 }));
-        assert_eq!(fit(&ids(&[1, 2, 3, 4]), &ids(&[1, 2, 5]), 2), Some(Fit::Fork { shared: 2 }));
+        assert_eq!(
+            fit(&ids(&[1, 2]), &ids(&[1, 2, 3]), 2),
+            Some(Fit::Extends { shared: 2 })
+        );
+        assert_eq!(
+            fit(&ids(&[1, 2]), &ids(&[1, 2]), 2),
+            Some(Fit::Extends { shared: 2 })
+        );
+        assert_eq!(
+            fit(&ids(&[1, 2, 3, 4]), &ids(&[1, 2, 5]), 2),
+            Some(Fit::Fork { shared: 2 })
+        );
         assert_eq!(fit(&ids(&[1, 2, 3]), &ids(&[1, 9]), 2), None);
-        assert_eq!(fit(&ids(&[1, 2, 3]), &ids(&[1, 9]), 1), Some(Fit::Fork { shared: 1 }));
-        assert_eq!(fit(&ids(&[]), &ids(&[4]), 2), Some(Fit::Extends { shared: 0 }));
+        assert_eq!(
+            fit(&ids(&[1, 2, 3]), &ids(&[1, 9]), 1),
+            Some(Fit::Fork { shared: 1 })
+        );
+        assert_eq!(
+            fit(&ids(&[]), &ids(&[4]), 2),
+            Some(Fit::Extends { shared: 0 })
+        );
         assert_eq!(fit(&ids(&[1, 2]), &ids(&[]), 1), None);
     }
 

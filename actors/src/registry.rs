@@ -131,7 +131,9 @@ impl SessionRegistry {
         let ids = match key.split_once(':') {
             Some(("f", fingerprint)) => self.store.sessions_for_fingerprint(fingerprint)?,
             Some(("h", header)) => self.store.sessions_for_header(header)?,
-            Some(("r", response)) => self.store.sessions_for_header(&format!("response:{response}"))?,
+            Some(("r", response)) => self
+                .store
+                .sessions_for_header(&format!("response:{response}"))?,
             _ => Vec::new(),
         };
         self.index.insert(key.to_string(), ids.clone());
@@ -173,15 +175,19 @@ impl SessionRegistry {
         Ok(true)
     }
 
-    fn resolve(&mut self, msg: &ResolveSession, ctx: &mut Context<Self>) -> Result<SessionHandle, ActorError> {
+    fn resolve(
+        &mut self,
+        msg: &ResolveSession,
+        ctx: &mut Context<Self>,
+    ) -> Result<SessionHandle, ActorError> {
         let identity = &msg.identity;
         // A Responses continuation names the reply it continues: an exact match.
         if let Some(previous) = &identity.previous_response_id {
             let key = format!("r:{previous}");
-            if let Some(id) = self.indexed(&key)?.last().cloned() {
-                if self.ensure_known(&id)? {
-                    return self.activate(&id, None, ctx);
-                }
+            if let Some(id) = self.indexed(&key)?.last().cloned()
+                && self.ensure_known(&id)?
+            {
+                return self.activate(&id, None, ctx);
             }
         }
         let (key, min_shared) = match (&identity.header_key, &identity.fingerprint) {
@@ -198,7 +204,9 @@ impl SessionRegistry {
                 Err(err) => Some(Err(err)),
             })
             .collect::<Result<_, _>>()?;
-        let histories = candidates.iter().filter_map(|id| self.known.get(id).map(|known| known.path.as_slice()));
+        let histories = candidates
+            .iter()
+            .filter_map(|id| self.known.get(id).map(|known| known.path.as_slice()));
         match best_candidate(histories, &msg.incoming, min_shared) {
             Some(index) => {
                 let id = candidates[index].clone();
@@ -220,16 +228,22 @@ impl SessionRegistry {
             .get(session_id)
             .is_none_or(|known| known.addr.as_ref().is_none_or(|addr| !addr.connected()));
         let started = if needs_start {
-            let record = self.store.load_session(session_id)?.unwrap_or_else(|| SessionRecord::new(session_id.to_string()));
+            let record = self
+                .store
+                .load_session(session_id)?
+                .unwrap_or_else(|| SessionRecord::new(session_id.to_string()));
             Some(self.start_actor(record, ctx))
         } else {
             None
         };
-        let known = self.known.entry(session_id.to_string()).or_insert_with(|| KnownSession {
-            path: Vec::new(),
-            addr: None,
-            last_used: Instant::now(),
-        });
+        let known = self
+            .known
+            .entry(session_id.to_string())
+            .or_insert_with(|| KnownSession {
+                path: Vec::new(),
+                addr: None,
+                last_used: Instant::now(),
+            });
         if let Some(addr) = started {
             known.addr = Some(addr);
         }
@@ -263,7 +277,10 @@ impl SessionRegistry {
         if let Some(key) = &key {
             self.add_to_index(key, &record.id)?;
         }
-        if let (Some(fingerprint), false) = (&identity.fingerprint, key.as_deref().is_some_and(|k| k.starts_with("f:"))) {
+        if let (Some(fingerprint), false) = (
+            &identity.fingerprint,
+            key.as_deref().is_some_and(|k| k.starts_with("f:")),
+        ) {
             // Header sessions are fingerprinted too, so a client that later drops the header
             // still finds its conversation.
             self.add_to_index(&format!("f:{fingerprint}"), &record.id)?;
@@ -283,7 +300,11 @@ impl SessionRegistry {
         self.activate(&id, None, ctx)
     }
 
-    fn start_actor(&mut self, record: SessionRecord, ctx: &mut Context<Self>) -> Addr<SessionActor> {
+    fn start_actor(
+        &mut self,
+        record: SessionRecord,
+        ctx: &mut Context<Self>,
+    ) -> Addr<SessionActor> {
         let store = self.store.clone();
         let registry = ctx.address();
         let actor = SessionActor::new(record, store, registry);
@@ -320,7 +341,9 @@ impl Actor for SessionRegistry {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(EVICTION_SWEEP.min(self.eviction_after), |registry, _| registry.evict_idle());
+        ctx.run_interval(EVICTION_SWEEP.min(self.eviction_after), |registry, _| {
+            registry.evict_idle()
+        });
     }
 }
 

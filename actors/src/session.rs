@@ -98,7 +98,10 @@ impl SessionActor {
         };
         let mut forked = false;
         if !continuation && shared < self.record.path.len() {
-            let replaced_seqs = self.record.path[shared..].iter().map(|entry| entry.seq).collect();
+            let replaced_seqs = self.record.path[shared..]
+                .iter()
+                .map(|entry| entry.seq)
+                .collect();
             self.record.forks.push(ForkRecord {
                 at_position: shared as u32,
                 replaced_seqs,
@@ -115,7 +118,9 @@ impl SessionActor {
             .iter()
             .zip(msg.identities.iter())
             .skip(skip)
-            .map(|(message, identity)| self.stored(message.clone(), *identity, MessageSource::Request, None))
+            .map(|(message, identity)| {
+                self.stored(message.clone(), *identity, MessageSource::Request, None)
+            })
             .collect();
         self.record.protocol = Some(msg.protocol);
         if request.model.is_some() {
@@ -169,7 +174,12 @@ impl SessionActor {
     }
 
     /// Builds the stored form of a reply that does not belong on the current history.
-    fn stored_off_path(&mut self, message: Message, identity: [u8; 16], reply: &Reply) -> StoredMessage {
+    fn stored_off_path(
+        &mut self,
+        message: Message,
+        identity: [u8; 16],
+        reply: &Reply,
+    ) -> StoredMessage {
         let seq = self.record.next_seq;
         self.record.next_seq += 1;
         StoredMessage {
@@ -203,17 +213,28 @@ impl SessionActor {
         self.counters.replies += 1;
         let mut new_messages = Vec::new();
         let current = self.open_turn.is_some_and(|(open, _)| open == turn);
-        if let Some(message) = reply.message.clone() {
-            if message.role == Role::Assistant && !message.parts.is_empty() {
-                let identity = message.identity();
-                if current {
-                    new_messages.push(self.stored(message, identity, MessageSource::Response, Some(&reply)));
-                    self.open_turn = None;
-                } else if !self.record.path.iter().any(|entry| entry.identity == identity) {
-                    // A reply to an older turn that the client did not resend: keep it in the
-                    // log, off the current history.
-                    new_messages.push(self.stored_off_path(message, identity, &reply));
-                }
+        if let Some(message) = reply.message.clone()
+            && message.role == Role::Assistant
+            && !message.parts.is_empty()
+        {
+            let identity = message.identity();
+            if current {
+                new_messages.push(self.stored(
+                    message,
+                    identity,
+                    MessageSource::Response,
+                    Some(&reply),
+                ));
+                self.open_turn = None;
+            } else if !self
+                .record
+                .path
+                .iter()
+                .any(|entry| entry.identity == identity)
+            {
+                // A reply to an older turn that the client did not resend: keep it in the
+                // log, off the current history.
+                new_messages.push(self.stored_off_path(message, identity, &reply));
             }
         }
         let usage = &mut self.record.usage;

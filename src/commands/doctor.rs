@@ -12,11 +12,23 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
     let dir = data_dir(data);
     let mut broken = false;
     let env = environment();
-    match GatewayConfig::build(&Overrides { data_dir: Some(dir.clone()), ..Default::default() }, &env) {
+    match GatewayConfig::build(
+        &Overrides {
+            data_dir: Some(dir.clone()),
+            ..Default::default()
+        },
+        &env,
+    ) {
         Ok(config) => {
-            println!("ok       configuration (listen {}:{}, Anthropic upstream {}, OpenAI upstream {})", config.host, config.port, config.upstream.anthropic, config.upstream.openai);
+            println!(
+                "ok       configuration (listen {}:{}, Anthropic upstream {}, OpenAI upstream {})",
+                config.host, config.port, config.upstream.anthropic, config.upstream.openai
+            );
             if !config.extra_headers.is_empty() {
-                println!("ok       LORE_UPSTREAM_EXTRA_HEADERS: {} header(s)", config.extra_headers.len());
+                println!(
+                    "ok       LORE_UPSTREAM_EXTRA_HEADERS: {} header(s)",
+                    config.extra_headers.len()
+                );
             }
         }
         Err(err) => {
@@ -29,11 +41,16 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         println!("ok       data directory {}", dir.display());
     } else {
         broken = true;
-        println!("BROKEN   data directory {} is not writable; pass --data-dir or set LORE_DATA_DIR", dir.display());
+        println!(
+            "BROKEN   data directory {} is not writable; pass --data-dir or set LORE_DATA_DIR",
+            dir.display()
+        );
     }
     match live_port(&dir) {
         Some(port) => println!("ok       gateway running on http://127.0.0.1:{port}"),
-        None => println!("missing  gateway is not running; start it with `lore start --daemon` (or `lore run <agent>`)"),
+        None => println!(
+            "missing  gateway is not running; start it with `lore start --daemon` (or `lore run <agent>`)"
+        ),
     }
     let mut any_agent = false;
     for agent in AGENTS {
@@ -46,10 +63,18 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         }
     }
     if !any_agent {
-        println!("note     no agent found; any client that takes a base URL works: point it at http://127.0.0.1:3207");
+        println!(
+            "note     no agent found; any client that takes a base URL works: point it at http://127.0.0.1:3207"
+        );
     }
-    println!("missing  embeddings and recall are not part of this build yet; capture works without them");
-    Ok(if broken { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    println!(
+        "missing  embeddings and recall are not part of this build yet; capture works without them"
+    );
+    Ok(if broken {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn tempfile_in(dir: &std::path::Path) -> bool {

@@ -21,7 +21,9 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         None => Value::Null,
     };
     let sessions = sessions_json(&dir, port).ok();
-    let count = sessions.as_ref().and_then(|s| s["sessions"].as_array().map(Vec::len));
+    let count = sessions
+        .as_ref()
+        .and_then(|s| s["sessions"].as_array().map(Vec::len));
     let report = json!({
         "running": port.is_some(),
         "url": port.map(|port| format!("http://127.0.0.1:{port}")),
@@ -39,7 +41,10 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
             println!("sessions: {count}");
         }
     } else {
-        println!("lore gateway is not running (data: {}); start it with `lore start --daemon`", dir.display());
+        println!(
+            "lore gateway is not running (data: {}); start it with `lore start --daemon`",
+            dir.display()
+        );
         if let Some(count) = count {
             println!("sessions stored: {count}");
         }
@@ -62,7 +67,11 @@ pub fn sessions(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
     }
     for session in sessions {
         let project = session["project"].as_str().unwrap_or("-");
-        let provisional = if session["project_provisional"].as_bool() == Some(true) { " (provisional)" } else { "" };
+        let provisional = if session["project_provisional"].as_bool() == Some(true) {
+            " (provisional)"
+        } else {
+            ""
+        };
         println!(
             "{}  {:>4} msgs  {:>3} forks  {}  {}{}",
             session["id"].as_str().unwrap_or(""),
@@ -83,12 +92,20 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
     let listing = sessions_json(&dir, port)?;
     let matches: Vec<&str> = listing["sessions"]
         .as_array()
-        .map(|all| all.iter().filter_map(|s| s["id"].as_str()).filter(|id| id.starts_with(session)).collect())
+        .map(|all| {
+            all.iter()
+                .filter_map(|s| s["id"].as_str())
+                .filter(|id| id.starts_with(session))
+                .collect()
+        })
         .unwrap_or_default();
     let id = match matches.as_slice() {
         [id] => id.to_string(),
         [] => bail!("no session starts with `{session}`; list them with `lore sessions`"),
-        _ => bail!("`{session}` matches {} sessions; give more characters of the id", matches.len()),
+        _ => bail!(
+            "`{session}` matches {} sessions; give more characters of the id",
+            matches.len()
+        ),
     };
     let detail = match port {
         Some(port) => {
@@ -111,13 +128,23 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
     let empty = Vec::new();
     for message in detail["messages"].as_array().unwrap_or(&empty) {
         let role = message["role"].as_str().unwrap_or("?");
-        let marker = if message["partial"].as_bool() == Some(true) { " (partial)" } else { "" };
+        let marker = if message["partial"].as_bool() == Some(true) {
+            " (partial)"
+        } else {
+            ""
+        };
         println!("[{}] {role}{marker}", message["position"]);
         let text = message["text"].as_str().unwrap_or("");
         for part in message["parts"].as_array().unwrap_or(&empty) {
             match part["type"].as_str() {
-                Some("tool_call") => println!("  → {}({})", part["name"].as_str().unwrap_or(""), part["arguments"].as_str().unwrap_or("")),
-                Some("tool_result") => println!("  ← {}", first_line(part["content"].as_str().unwrap_or(""))),
+                Some("tool_call") => println!(
+                    "  → {}({})",
+                    part["name"].as_str().unwrap_or(""),
+                    part["arguments"].as_str().unwrap_or("")
+                ),
+                Some("tool_result") => {
+                    println!("  ← {}", first_line(part["content"].as_str().unwrap_or("")))
+                }
                 _ => {}
             }
         }
@@ -127,7 +154,10 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
         println!();
     }
     for fork in detail["forks"].as_array().unwrap_or(&empty) {
-        println!("fork: history rewritten at position {}", fork["at_position"]);
+        println!(
+            "fork: history rewritten at position {}",
+            fork["at_position"]
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

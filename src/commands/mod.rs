@@ -17,11 +17,20 @@ use crate::config;
 /// Runs a command and returns the process exit code.
 pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Start { host, port, daemon, data } => start::start(host, port, daemon, &data),
+        Command::Start {
+            host,
+            port,
+            daemon,
+            data,
+        } => start::start(host, port, daemon, &data),
         Command::Stop { data } => stop::stop(&data),
         Command::Status { json, data } => inspect::status(json, &data),
         Command::Sessions { json, data } => inspect::sessions(json, &data),
-        Command::Log { session, json, data } => inspect::log(&session, json, &data),
+        Command::Log {
+            session,
+            json,
+            data,
+        } => inspect::log(&session, json, &data),
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
         Command::Doctor { data } => doctor::doctor(&data),
     }

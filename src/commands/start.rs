@@ -12,21 +12,39 @@ use crate::config::{GatewayConfig, Overrides};
 use crate::server;
 
 /// Starts the gateway.
-pub fn start(host: Option<String>, port: Option<u16>, daemon: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
+pub fn start(
+    host: Option<String>,
+    port: Option<u16>,
+    daemon: bool,
+    data: &DataDirArg,
+) -> anyhow::Result<ExitCode> {
+    if !daemon {
+        init_logging("info");
+    }
     let dir = data_dir(data);
-    let overrides = Overrides { host, port, data_dir: Some(dir.clone()) };
+    let overrides = Overrides {
+        host,
+        port,
+        data_dir: Some(dir.clone()),
+    };
     // Validate before detaching, so configuration errors reach the terminal.
     let config = GatewayConfig::build(&overrides, &environment()).map_err(anyhow::Error::msg)?;
     if let Some(port) = live_port(&dir) {
-        println!("lore gateway already running on http://127.0.0.1:{port} (data {})", dir.display());
+        println!(
+            "lore gateway already running on http://127.0.0.1:{port} (data {})",
+            dir.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if daemon {
         let port = spawn_daemon(&overrides, &dir)?;
-        println!("lore gateway running on http://{}:{port} (logs: {})", config.host, server::log_file(&dir).display());
+        println!(
+            "lore gateway running on http://{}:{port} (logs: {})",
+            config.host,
+            server::log_file(&dir).display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    init_logging("info");
     actix_rt::System::new().block_on(server::run(config))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -60,12 +78,18 @@ pub(crate) fn spawn_daemon(overrides: &Overrides, dir: &std::path::Path) -> anyh
     let deadline = Instant::now() + Duration::from_secs(15);
     while Instant::now() < deadline {
         if let Some(status) = child.try_wait()? {
-            bail!("the gateway exited at start ({status}); see {}", log_path.display());
+            bail!(
+                "the gateway exited at start ({status}); see {}",
+                log_path.display()
+            );
         }
         if let Some(port) = live_port(dir) {
             return Ok(port);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    bail!("the gateway did not answer within 15 s; see {}", log_path.display())
+    bail!(
+        "the gateway did not answer within 15 s; see {}",
+        log_path.display()
+    )
 }

@@ -24,7 +24,8 @@ pub fn stop(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         println!("the gateway (pid {pid}) was not running; removed its stale files");
         return Ok(ExitCode::SUCCESS);
     }
-    kill(target, Signal::SIGTERM).map_err(|err| anyhow::anyhow!("cannot signal pid {pid}: {err}"))?;
+    kill(target, Signal::SIGTERM)
+        .map_err(|err| anyhow::anyhow!("cannot signal pid {pid}: {err}"))?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if kill(target, None).is_err() {
@@ -33,5 +34,7 @@ pub fn stop(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    anyhow::bail!("the gateway (pid {pid}) did not stop within 10 s; it may be finishing long streams. Try again, or `kill -9 {pid}` (captured data is safe)")
+    anyhow::bail!(
+        "the gateway (pid {pid}) did not stop within 10 s; it may be finishing long streams. Try again, or `kill -9 {pid}` (captured data is safe)"
+    )
 }

@@ -121,13 +121,20 @@ pub async fn send(
     }
 }
 
-fn build(upstream: &UpstreamClient, outbound: &Outbound<'_>, timeout: Duration) -> awc::ClientRequest {
+fn build(
+    upstream: &UpstreamClient,
+    outbound: &Outbound<'_>,
+    timeout: Duration,
+) -> awc::ClientRequest {
     let mut request = upstream
         .client
         .request(outbound.method.clone(), outbound.url)
         .timeout(timeout);
     for (name, value) in outbound.client_headers.iter() {
-        let overridden = outbound.extra_headers.iter().any(|(extra, _)| name.as_str() == extra);
+        let overridden = outbound
+            .extra_headers
+            .iter()
+            .any(|(extra, _)| name.as_str() == extra);
         if forward_request_header(name.as_str()) && !overridden {
             request = request.append_header((name.clone(), value.clone()));
         }
@@ -152,13 +159,19 @@ fn is_retryable_error(err: &SendRequestError) -> bool {
 
 fn retry_after(response: &ClientResponse) -> Option<Duration> {
     let raw = response.headers().get("retry-after")?.to_str().ok()?;
-    raw.trim().parse::<f64>().ok().filter(|secs| secs.is_finite() && *secs >= 0.0).map(Duration::from_secs_f64)
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .map(Duration::from_secs_f64)
 }
 
 /// `scheme://host[:port]` of a URL, for messages (never the path or query).
 pub fn origin(url: &str) -> String {
     match url.split_once("://") {
-        Some((scheme, rest)) => format!("{scheme}://{}", rest.split(['/', '?']).next().unwrap_or("")),
+        Some((scheme, rest)) => {
+            format!("{scheme}://{}", rest.split(['/', '?']).next().unwrap_or(""))
+        }
         None => url.to_string(),
     }
 }

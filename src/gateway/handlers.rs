@@ -19,7 +19,9 @@ use tracing::{debug, warn};
 
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
-use crate::gateway::identity::{conversation_fingerprint, credential_fingerprint, project_hint, session_header_key};
+use crate::gateway::identity::{
+    conversation_fingerprint, credential_fingerprint, project_hint, session_header_key,
+};
 use crate::gateway::relay::{Completion, Relay};
 use crate::gateway::upstream::{Ingress, resolve};
 use crate::gateway::{access, header_str};
@@ -32,22 +34,42 @@ const ACTOR_DEADLINE: Duration = Duration::from_secs(5);
 const MAX_REPLY_BYTES: usize = 256 * 1024 * 1024;
 
 /// `POST /v1/messages`.
-pub async fn anthropic_messages(req: HttpRequest, body: web::Bytes, state: web::Data<AppState>, client: web::Data<UpstreamClient>) -> HttpResponse {
+pub async fn anthropic_messages(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+) -> HttpResponse {
     handle_llm(req, body, state, client, Protocol::Anthropic, false).await
 }
 
 /// `POST /v1/chat/completions` and `POST /chat/completions`.
-pub async fn openai_chat(req: HttpRequest, body: web::Bytes, state: web::Data<AppState>, client: web::Data<UpstreamClient>) -> HttpResponse {
+pub async fn openai_chat(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+) -> HttpResponse {
     handle_llm(req, body, state, client, Protocol::OpenAiChat, false).await
 }
 
 /// `POST /v1/responses`.
-pub async fn openai_responses(req: HttpRequest, body: web::Bytes, state: web::Data<AppState>, client: web::Data<UpstreamClient>) -> HttpResponse {
+pub async fn openai_responses(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+) -> HttpResponse {
     handle_llm(req, body, state, client, Protocol::OpenAiResponses, false).await
 }
 
 /// `POST /v1/codex/responses` (the ChatGPT backend that Codex and Pi use).
-pub async fn codex_responses(req: HttpRequest, body: web::Bytes, state: web::Data<AppState>, client: web::Data<UpstreamClient>) -> HttpResponse {
+pub async fn codex_responses(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+) -> HttpResponse {
     handle_llm(req, body, state, client, Protocol::OpenAiResponses, true).await
 }
 
@@ -59,7 +81,7 @@ async fn handle_llm(
     protocol: Protocol,
     codex: bool,
 ) -> HttpResponse {
-    if let Err(refusal) = access::check_data_plane(&req, &state) {
+    if let Some(refusal) = access::refuse_data_plane(&req, &state) {
         return refusal;
     }
     let headers = req.headers();
@@ -67,7 +89,12 @@ async fn handle_llm(
         Ok(parsed) => Some(parsed),
         Err(err) => {
             if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
-                return errors::bad_request(protocol, &format!("the request body is not valid JSON ({err}); send a JSON object as the API expects"));
+                return errors::bad_request(
+                    protocol,
+                    &format!(
+                        "the request body is not valid JSON ({err}); send a JSON object as the API expects"
+                    ),
+                );
             }
             warn!(error = %err, "request has an unfamiliar shape; forwarding it unchanged without capture");
             None
@@ -86,7 +113,8 @@ async fn handle_llm(
         Err(err) => return errors::bad_request(protocol, &err.to_string()),
     };
     debug!(rule = resolved.rule, upstream = %forward::origin(&resolved.url), "routing");
-    let no_store = header_str(headers, "x-lore-no-store").is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    let no_store = header_str(headers, "x-lore-no-store")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
     let turn = match parsed {
         Some(parsed) if !no_store => begin_turn(&state, headers, parsed, protocol).await,
         _ => None,
@@ -113,12 +141,18 @@ struct Turn {
 
 /// Identifies the session and captures the request's new messages. `None` when capture failed
 /// (logged); the request is then forwarded without capture.
-async fn begin_turn(state: &AppState, headers: &HeaderMap, parsed: CanonicalRequest, protocol: Protocol) -> Option<Turn> {
+async fn begin_turn(
+    state: &AppState,
+    headers: &HeaderMap,
+    parsed: CanonicalRequest,
+    protocol: Protocol,
+) -> Option<Turn> {
     let mut parsed = parsed;
     if protocol == Protocol::OpenAiResponses {
         parsed.messages = merge_adjacent_assistant(std::mem::take(&mut parsed.messages));
     }
-    let identities: Arc<Vec<[u8; 16]>> = Arc::new(parsed.messages.iter().map(Message::identity).collect());
+    let identities: Arc<Vec<[u8; 16]>> =
+        Arc::new(parsed.messages.iter().map(Message::identity).collect());
     let get = |name: &str| header_str(headers, name);
     let credential = credential_fingerprint(get);
     let fingerprint = parsed
@@ -131,10 +165,22 @@ async fn begin_turn(state: &AppState, headers: &HeaderMap, parsed: CanonicalRequ
         fingerprint,
         previous_response_id: parsed.previous_response_id.clone(),
     };
-    let first_user = parsed.messages.iter().find(|m| m.role == Role::User).map(Message::text).unwrap_or_default();
+    let first_user = parsed
+        .messages
+        .iter()
+        .find(|m| m.role == Role::User)
+        .map(Message::text)
+        .unwrap_or_default();
     let texts = [parsed.system.as_deref().unwrap_or(""), first_user.as_str()];
-    let project = project_hint(&texts, header_str(headers, "x-lore-project"), &state.config.gateway_cwd);
-    let resolve = ResolveSession { identity, incoming: identities.clone() };
+    let project = project_hint(
+        &texts,
+        header_str(headers, "x-lore-project"),
+        &state.config.gateway_cwd,
+    );
+    let resolve = ResolveSession {
+        identity,
+        incoming: identities.clone(),
+    };
     let handle = match state.registry.send(resolve).timeout(ACTOR_DEADLINE).await {
         Ok(Ok(handle)) => handle,
         Ok(Err(err)) => return capture_failed(&err.to_string()),
@@ -149,7 +195,10 @@ async fn begin_turn(state: &AppState, headers: &HeaderMap, parsed: CanonicalRequ
     match handle.addr.send(prepare).timeout(ACTOR_DEADLINE).await {
         Ok(Ok(plan)) => Some(Turn {
             session_id: plan.session_id,
-            completion: Completion { session: handle.addr, turn: plan.turn },
+            completion: Completion {
+                session: handle.addr,
+                turn: plan.turn,
+            },
         }),
         Ok(Err(err)) => capture_failed(&err.to_string()),
         Err(err) => capture_failed(&err.to_string()),
@@ -168,7 +217,9 @@ fn merge_adjacent_assistant(messages: Vec<Message>) -> Vec<Message> {
     let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
     for message in messages {
         match merged.last_mut() {
-            Some(previous) if previous.role == Role::Assistant && message.role == Role::Assistant => {
+            Some(previous)
+                if previous.role == Role::Assistant && message.role == Role::Assistant =>
+            {
                 previous.parts.extend(message.parts);
             }
             _ => merged.push(message),
@@ -178,7 +229,12 @@ fn merge_adjacent_assistant(messages: Vec<Message>) -> Vec<Message> {
 }
 
 /// Relays the upstream response: streamed when it is a stream, buffered otherwise.
-async fn respond(mut upstream: ClientResponse, protocol: Protocol, turn: Option<Turn>, state: &AppState) -> HttpResponse {
+async fn respond(
+    mut upstream: ClientResponse,
+    protocol: Protocol,
+    turn: Option<Turn>,
+    state: &AppState,
+) -> HttpResponse {
     let status = upstream.status();
     let mut response = HttpResponse::build(status);
     for (name, value) in upstream.headers() {
@@ -202,14 +258,22 @@ async fn respond(mut upstream: ClientResponse, protocol: Protocol, turn: Option<
     let body = match upstream.body().limit(MAX_REPLY_BYTES).await {
         Ok(body) => body,
         Err(err) => {
-            return errors::upstream_unreachable(protocol, &format!("the upstream reply could not be read: {err}"));
+            return errors::upstream_unreachable(
+                protocol,
+                &format!("the upstream reply could not be read: {err}"),
+            );
         }
     };
-    if let Some(turn) = turn {
-        if status.is_success() {
-            match parse_response(protocol, &body) {
-                Ok(reply) => turn.completion.session.do_send(TurnCompleted { turn: turn.completion.turn, reply }),
-                Err(err) => warn!(error = %err, "reply has an unfamiliar shape; relayed without capture"),
+    if let Some(turn) = turn
+        && status.is_success()
+    {
+        match parse_response(protocol, &body) {
+            Ok(reply) => turn.completion.session.do_send(TurnCompleted {
+                turn: turn.completion.turn,
+                reply,
+            }),
+            Err(err) => {
+                warn!(error = %err, "reply has an unfamiliar shape; relayed without capture")
             }
         }
     }
@@ -220,5 +284,8 @@ async fn respond(mut upstream: ClientResponse, protocol: Protocol, turn: Option<
 }
 
 fn path_and_query(req: &HttpRequest) -> String {
-    req.uri().path_and_query().map(|pq| pq.as_str().to_string()).unwrap_or_else(|| req.path().to_string())
+    req.uri()
+        .path_and_query()
+        .map(|pq| pq.as_str().to_string())
+        .unwrap_or_else(|| req.path().to_string())
 }

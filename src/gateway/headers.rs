@@ -52,16 +52,26 @@ pub fn parse_extra_headers(raw: &str) -> Vec<(String, String)> {
             continue;
         }
         let Some((name, value)) = line.split_once(':') else {
-            warn!(line = number + 1, "LORE_UPSTREAM_EXTRA_HEADERS: skipped a line without `Name: Value`");
+            warn!(
+                line = number + 1,
+                "LORE_UPSTREAM_EXTRA_HEADERS: skipped a line without `Name: Value`"
+            );
             continue;
         };
         let name = name.trim().to_ascii_lowercase();
         let value = value.trim();
         let valid_name = !name.is_empty()
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        let valid_value = value.bytes().all(|b| b == b'\t' || (b >= 0x20 && b != 0x7f));
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        let valid_value = value
+            .bytes()
+            .all(|b| b == b'\t' || (b >= 0x20 && b != 0x7f));
         if !valid_name || !valid_value {
-            warn!(line = number + 1, "LORE_UPSTREAM_EXTRA_HEADERS: skipped a line with an invalid header name or value");
+            warn!(
+                line = number + 1,
+                "LORE_UPSTREAM_EXTRA_HEADERS: skipped a line with an invalid header name or value"
+            );
             continue;
         }
         if name.starts_with("x-lore-") || NOT_FORWARDED.contains(&name.as_str()) {
@@ -79,13 +89,35 @@ mod tests {
 
     #[test]
     fn lore_and_hop_by_hop_headers_stay_home() {
-        for name in ["X-Lore-Upstream-URL", "x-lore-no-store", "Connection", "Transfer-Encoding", "Host", "Accept-Encoding", "Content-Length"] {
+        for name in [
+            "X-Lore-Upstream-URL",
+            "x-lore-no-store",
+            "Connection",
+            "Transfer-Encoding",
+            "Host",
+            "Accept-Encoding",
+            "Content-Length",
+        ] {
             assert!(!forward_request_header(name), "{name}");
         }
-        for name in ["x-api-key", "authorization", "anthropic-beta", "anthropic-version", "user-agent", "x-team-id"] {
+        for name in [
+            "x-api-key",
+            "authorization",
+            "anthropic-beta",
+            "anthropic-version",
+            "user-agent",
+            "x-team-id",
+        ] {
             assert!(forward_request_header(name), "{name}");
         }
-        for name in ["retry-after", "request-id", "x-request-id", "anthropic-ratelimit-requests-remaining", "x-ratelimit-limit-tokens", "content-type"] {
+        for name in [
+            "retry-after",
+            "request-id",
+            "x-request-id",
+            "anthropic-ratelimit-requests-remaining",
+            "x-ratelimit-limit-tokens",
+            "content-type",
+        ] {
             assert!(forward_response_header(name), "{name}");
         }
         assert!(!forward_response_header("transfer-encoding"));
@@ -93,7 +125,9 @@ mod tests {
 
     #[test]
     fn extra_headers_are_parsed_like_curl() {
-        let parsed = parse_extra_headers("X-Team-Id: acme\n\nnot a header\ncf-aig-authorization:  Bearer t0k  \nBad Name: x\nx-lore-session-id: 1\nX-Tenant:acme");
+        let parsed = parse_extra_headers(
+            "X-Team-Id: acme\n\nnot a header\ncf-aig-authorization:  Bearer t0k  \nBad Name: x\nx-lore-session-id: 1\nX-Tenant:acme",
+        );
         assert_eq!(
             parsed,
             vec![

@@ -20,9 +20,8 @@ pub const SESSION_HEADERS: [&str; 4] = [
 pub fn session_header_key<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<String> {
     SESSION_HEADERS.iter().find_map(|name| {
         let value = get(name)?.trim();
-        let plausible = !value.is_empty()
-            && value.len() <= 256
-            && value.bytes().all(|b| b.is_ascii_graphic());
+        let plausible =
+            !value.is_empty() && value.len() <= 256 && value.bytes().all(|b| b.is_ascii_graphic());
         plausible.then(|| format!("{name}:{value}"))
     })
 }
@@ -59,21 +58,33 @@ fn short_hash(bytes: &[u8]) -> String {
 /// (marked provisional).
 pub fn project_hint(texts: &[&str], header: Option<&str>, gateway_cwd: &Path) -> ProjectHint {
     if let Some(path) = texts.iter().find_map(|text| stated_directory(text)) {
-        return ProjectHint { path, confident: true };
+        return ProjectHint {
+            path,
+            confident: true,
+        };
     }
-    if let Some(path) = header.map(str::trim).filter(|path| path.starts_with('/') && path.len() <= 4096) {
-        return ProjectHint { path: path.trim_end_matches('/').to_string(), confident: true };
+    if let Some(path) = header
+        .map(str::trim)
+        .filter(|path| path.starts_with('/') && path.len() <= 4096)
+    {
+        return ProjectHint {
+            path: path.trim_end_matches('/').to_string(),
+            confident: true,
+        };
     }
-    ProjectHint { path: gateway_cwd.display().to_string(), confident: false }
+    ProjectHint {
+        path: gateway_cwd.display().to_string(),
+        confident: false,
+    }
 }
 
 fn stated_directory(text: &str) -> Option<String> {
     for line in text.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("Working directory:") {
-            if let Some(path) = clean_path(rest) {
-                return Some(path);
-            }
+        if let Some(rest) = line.strip_prefix("Working directory:")
+            && let Some(path) = clean_path(rest)
+        {
+            return Some(path);
         }
     }
     if let Some(start) = text.find("<cwd>") {
@@ -83,15 +94,24 @@ fn stated_directory(text: &str) -> Option<String> {
         }
     }
     if let Some(start) = text.find("\"cwd\"") {
-        let rest = text[start + 5..].trim_start().strip_prefix(':').map(str::trim_start);
-        if let Some(path) = rest.and_then(|r| r.strip_prefix('"')).and_then(|r| r.split('"').next()).and_then(clean_path) {
+        let rest = text[start + 5..]
+            .trim_start()
+            .strip_prefix(':')
+            .map(str::trim_start);
+        if let Some(path) = rest
+            .and_then(|r| r.strip_prefix('"'))
+            .and_then(|r| r.split('"').next())
+            .and_then(clean_path)
+        {
             return Some(path);
         }
     }
     for marker in ["/CLAUDE.md", "/AGENTS.md", "/.lore.md"] {
         if let Some(end) = text.find(marker) {
             let before = &text[..end];
-            let start = before.rfind(|c: char| c.is_whitespace() || c == '(' || c == '"' || c == '\'').map_or(0, |i| i + 1);
+            let start = before
+                .rfind(|c: char| c.is_whitespace() || c == '(' || c == '"' || c == '\'')
+                .map_or(0, |i| i + 1);
             if let Some(path) = clean_path(&before[start..]) {
                 return Some(path);
             }
@@ -102,7 +122,10 @@ fn stated_directory(text: &str) -> Option<String> {
 
 fn clean_path(raw: &str) -> Option<String> {
     let path = raw.trim().trim_end_matches('/');
-    let plausible = path.starts_with('/') && path.len() > 1 && path.len() <= 4096 && !path.contains(char::is_control);
+    let plausible = path.starts_with('/')
+        && path.len() > 1
+        && path.len() <= 4096
+        && !path.contains(char::is_control);
     plausible.then(|| path.to_string())
 }
 
@@ -116,8 +139,14 @@ mod tests {
 
     #[test]
     fn the_strongest_session_header_wins() {
-        let pairs = [("x-session-affinity", "aff-1"), ("x-claude-code-session-id", "cc-123")];
-        assert_eq!(session_header_key(headers(&pairs)).as_deref(), Some("x-claude-code-session-id:cc-123"));
+        let pairs = [
+            ("x-session-affinity", "aff-1"),
+            ("x-claude-code-session-id", "cc-123"),
+        ];
+        assert_eq!(
+            session_header_key(headers(&pairs)).as_deref(),
+            Some("x-claude-code-session-id:cc-123")
+        );
         assert_eq!(session_header_key(headers(&[("x-session-id", " ")])), None);
     }
 
@@ -129,7 +158,10 @@ mod tests {
         assert_ne!(a, b);
         assert_ne!(a, bearer);
         assert!(!a.contains("sk-a"));
-        assert_ne!(conversation_fingerprint("hi", &a), conversation_fingerprint("hi", &b));
+        assert_ne!(
+            conversation_fingerprint("hi", &a),
+            conversation_fingerprint("hi", &b)
+        );
         assert_eq!(conversation_fingerprint("hi", &a).len(), 16);
     }
 
@@ -137,13 +169,34 @@ mod tests {
     fn projects_come_from_the_prompt_then_the_header_then_the_gateway() {
         let cwd = Path::new("/srv/gateway");
         let system = "You are Claude Code.\nWorking directory: /home/ada/proj/\nIs git repo: yes";
-        assert_eq!(project_hint(&[system], Some("/other"), cwd), ProjectHint { path: "/home/ada/proj".into(), confident: true });
+        assert_eq!(
+            project_hint(&[system], Some("/other"), cwd),
+            ProjectHint {
+                path: "/home/ada/proj".into(),
+                confident: true
+            }
+        );
         let codex = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>";
         assert_eq!(project_hint(&["", codex], None, cwd).path, "/work/app");
         let quoted = "Contents of /home/ada/lib/CLAUDE.md (project instructions)";
         assert_eq!(project_hint(&[quoted], None, cwd).path, "/home/ada/lib");
-        assert_eq!(project_hint(&["{\"cwd\": \"/x/y\"}"], None, cwd).path, "/x/y");
-        assert_eq!(project_hint(&["no path"], Some("/from/header"), cwd), ProjectHint { path: "/from/header".into(), confident: true });
-        assert_eq!(project_hint(&["no path"], None, cwd), ProjectHint { path: "/srv/gateway".into(), confident: false });
+        assert_eq!(
+            project_hint(&["{\"cwd\": \"/x/y\"}"], None, cwd).path,
+            "/x/y"
+        );
+        assert_eq!(
+            project_hint(&["no path"], Some("/from/header"), cwd),
+            ProjectHint {
+                path: "/from/header".into(),
+                confident: true
+            }
+        );
+        assert_eq!(
+            project_hint(&["no path"], None, cwd),
+            ProjectHint {
+                path: "/srv/gateway".into(),
+                confident: false
+            }
+        );
     }
 }

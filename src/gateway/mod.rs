@@ -7,7 +7,7 @@
 //! - [`upstream`]: which upstream a request goes to.
 //! - [`headers`]: which headers cross the gateway.
 //! - [`identity`]: session headers, fingerprints and project attribution.
-//! - [`access`]: the gateway token of remote mode, loopback checks, WebSocket refusal.
+//! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
 pub mod forward;

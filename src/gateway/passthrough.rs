@@ -14,8 +14,13 @@ use crate::http::errors;
 use crate::server::AppState;
 
 /// Default service: proxies the request as it is.
-pub async fn proxy(req: HttpRequest, body: web::Bytes, state: web::Data<AppState>, client: web::Data<UpstreamClient>) -> HttpResponse {
-    if let Err(refusal) = access::check_data_plane(&req, &state) {
+pub async fn proxy(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+) -> HttpResponse {
+    if let Some(refusal) = access::refuse_data_plane(&req, &state) {
         return refusal;
     }
     let headers = req.headers();
@@ -25,7 +30,11 @@ pub async fn proxy(req: HttpRequest, body: web::Bytes, state: web::Data<AppState
     } else {
         Protocol::OpenAiChat
     };
-    let path = req.uri().path_and_query().map(|pq| pq.as_str().to_string()).unwrap_or_default();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|pq| pq.as_str().to_string())
+        .unwrap_or_default();
     let resolved = match resolve(
         &state.config.upstream,
         Ingress::Other { protocol },

@@ -37,6 +37,8 @@ pub struct Relay<S> {
     completion: Option<Completion>,
     keepalive: Pin<Box<Sleep>>,
     keepalive_after: Duration,
+    /// True once the protocol's terminal event went by.
+    terminal_seen: bool,
     finished: bool,
 }
 
@@ -45,7 +47,12 @@ where
     S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
 {
     /// Wraps an upstream body stream.
-    pub fn new(upstream: S, protocol: Protocol, completion: Option<Completion>, keepalive_after: Duration) -> Self {
+    pub fn new(
+        upstream: S,
+        protocol: Protocol,
+        completion: Option<Completion>,
+        keepalive_after: Duration,
+    ) -> Self {
         Self {
             upstream,
             protocol,
@@ -54,6 +61,7 @@ where
             completion,
             keepalive: Box::pin(tokio::time::sleep(keepalive_after)),
             keepalive_after,
+            terminal_seen: false,
             finished: false,
         }
     }
@@ -61,7 +69,10 @@ where
     fn complete(&mut self) {
         if let Some(completion) = self.completion.take() {
             let reply = self.accumulator.reply();
-            completion.session.do_send(TurnCompleted { turn: completion.turn, reply });
+            completion.session.do_send(TurnCompleted {
+                turn: completion.turn,
+                reply,
+            });
         }
     }
 
@@ -69,6 +80,7 @@ where
         for event in self.decoder.push(chunk) {
             self.accumulator.push(&event);
             if is_terminal(self.protocol, &event) {
+                self.terminal_seen = true;
                 self.complete();
             }
         }
@@ -76,8 +88,12 @@ where
 
     fn keepalive_bytes(&self) -> Bytes {
         match self.protocol {
-            Protocol::Anthropic => Bytes::from_static(b"event: ping\ndata: {\"type\": \"ping\"}\n\n"),
-            Protocol::OpenAiChat | Protocol::OpenAiResponses => Bytes::from_static(b": keepalive\n\n"),
+            Protocol::Anthropic => {
+                Bytes::from_static(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
+            }
+            Protocol::OpenAiChat | Protocol::OpenAiResponses => {
+                Bytes::from_static(b": keepalive\n\n")
+            }
         }
     }
 
@@ -87,7 +103,9 @@ where
             Protocol::Anthropic => format!(
                 "event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"api_error\",\"message\":{escaped}}}}}\n\n"
             ),
-            Protocol::OpenAiChat => format!("data: {{\"error\":{{\"message\":{escaped},\"type\":\"api_error\"}}}}\n\n"),
+            Protocol::OpenAiChat => {
+                format!("data: {{\"error\":{{\"message\":{escaped},\"type\":\"api_error\"}}}}\n\n")
+            }
             Protocol::OpenAiResponses => format!(
                 "event: error\ndata: {{\"type\":\"error\",\"code\":\"upstream_error\",\"message\":{escaped}}}\n\n"
             ),
@@ -120,19 +138,33 @@ where
                 let at_boundary = this.decoder.is_at_boundary();
                 this.complete();
                 if at_boundary {
-                    let event = this.error_event(&format!("the upstream stream broke before the reply was complete: {err}"));
+                    let event = this.error_event(&format!(
+                        "the upstream stream broke before the reply was complete: {err}"
+                    ));
                     Poll::Ready(Some(Ok(event)))
                 } else {
-                    Poll::Ready(Some(Err(actix_web::error::ErrorBadGateway(err.to_string()))))
+                    Poll::Ready(Some(Err(actix_web::error::ErrorBadGateway(
+                        err.to_string(),
+                    ))))
                 }
             }
             Poll::Ready(None) => {
                 this.finished = true;
+                let at_boundary = this.decoder.is_at_boundary();
                 if let Some(event) = this.decoder.finish() {
                     this.accumulator.push(&event);
+                    this.terminal_seen |= is_terminal(this.protocol, &event);
                 }
                 this.complete();
-                Poll::Ready(None)
+                if this.terminal_seen || !at_boundary {
+                    return Poll::Ready(None);
+                }
+                // The upstream closed without finishing the reply: tell the client so it does
+                // not take a truncated answer for a whole one.
+                warn!("upstream stream ended before its terminal event");
+                let event =
+                    this.error_event("the upstream stream ended before the reply was complete");
+                Poll::Ready(Some(Ok(event)))
             }
             Poll::Pending => {
                 if this.keepalive.as_mut().poll(cx).is_ready() {
@@ -156,8 +188,14 @@ impl<S> Drop for Relay<S> {
         // The client went away (or the response was dropped) before the end: keep what came.
         if let Some(completion) = self.completion.take() {
             let reply = self.accumulator.reply();
-            debug!(complete = reply.complete, "stream ended early; storing the partial reply");
-            completion.session.do_send(TurnCompleted { turn: completion.turn, reply });
+            debug!(
+                complete = reply.complete,
+                "stream ended early; storing the partial reply"
+            );
+            completion.session.do_send(TurnCompleted {
+                turn: completion.turn,
+                reply,
+            });
         }
     }
 }

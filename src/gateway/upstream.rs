@@ -45,30 +45,168 @@ pub struct ProviderRoute {
 
 /// Built-in providers: id, default base, protocol, strip `/v1`, environment override.
 const PROVIDERS: &[(&str, &str, Speaks, bool, Option<&str>)] = &[
-    ("anthropic", "https://api.anthropic.com", Speaks::Anthropic, false, None),
-    ("openai", "https://api.openai.com", Speaks::OpenAi, false, None),
-    ("deepseek", "https://api.deepseek.com", Speaks::OpenAi, false, None),
+    (
+        "anthropic",
+        "https://api.anthropic.com",
+        Speaks::Anthropic,
+        false,
+        None,
+    ),
+    (
+        "openai",
+        "https://api.openai.com",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "deepseek",
+        "https://api.deepseek.com",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
     ("xai", "https://api.x.ai", Speaks::OpenAi, false, None),
-    ("groq", "https://api.groq.com/openai", Speaks::OpenAi, false, None),
-    ("cerebras", "https://api.cerebras.ai", Speaks::OpenAi, false, None),
-    ("openrouter", "https://openrouter.ai/api", Speaks::OpenAi, false, None),
-    ("mistral", "https://api.mistral.ai", Speaks::OpenAi, false, None),
-    ("fireworks", "https://api.fireworks.ai/inference", Speaks::OpenAi, false, None),
-    ("together", "https://api.together.xyz", Speaks::OpenAi, false, None),
-    ("huggingface", "https://router.huggingface.co", Speaks::OpenAi, false, None),
-    ("nvidia", "https://integrate.api.nvidia.com", Speaks::OpenAi, false, None),
-    ("google", "https://generativelanguage.googleapis.com/v1beta/openai", Speaks::OpenAi, true, None),
-    ("github-copilot", "https://api.githubcopilot.com", Speaks::OpenAi, true, None),
-    ("github-models", "https://models.github.ai/inference", Speaks::OpenAi, true, None),
-    ("minimax", "https://api.minimax.io/anthropic", Speaks::Anthropic, false, None),
-    ("kimi-coding", "https://api.kimi.com/coding", Speaks::Anthropic, false, None),
-    ("zai", "https://api.z.ai/api/anthropic", Speaks::Anthropic, false, Some("LORE_UPSTREAM_ZAI")),
-    ("vllm", "http://127.0.0.1:8000", Speaks::OpenAi, false, Some("LORE_UPSTREAM_VLLM")),
-    ("llamacpp", "http://127.0.0.1:8080", Speaks::OpenAi, false, Some("LORE_UPSTREAM_LLAMACPP")),
-    ("ollama", "http://127.0.0.1:11434", Speaks::OpenAi, false, Some("LORE_UPSTREAM_OLLAMA")),
-    ("lmstudio", "http://127.0.0.1:1234", Speaks::OpenAi, false, Some("LORE_UPSTREAM_LMSTUDIO")),
-    ("tgi", "http://127.0.0.1:8080", Speaks::OpenAi, false, Some("LORE_UPSTREAM_TGI")),
-    ("litellm", "http://127.0.0.1:4000", Speaks::OpenAi, false, Some("LORE_UPSTREAM_LITELLM")),
+    (
+        "groq",
+        "https://api.groq.com/openai",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "cerebras",
+        "https://api.cerebras.ai",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "openrouter",
+        "https://openrouter.ai/api",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "mistral",
+        "https://api.mistral.ai",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "fireworks",
+        "https://api.fireworks.ai/inference",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "together",
+        "https://api.together.xyz",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "huggingface",
+        "https://router.huggingface.co",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "nvidia",
+        "https://integrate.api.nvidia.com",
+        Speaks::OpenAi,
+        false,
+        None,
+    ),
+    (
+        "google",
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        Speaks::OpenAi,
+        true,
+        None,
+    ),
+    (
+        "github-copilot",
+        "https://api.githubcopilot.com",
+        Speaks::OpenAi,
+        true,
+        None,
+    ),
+    (
+        "github-models",
+        "https://models.github.ai/inference",
+        Speaks::OpenAi,
+        true,
+        None,
+    ),
+    (
+        "minimax",
+        "https://api.minimax.io/anthropic",
+        Speaks::Anthropic,
+        false,
+        None,
+    ),
+    (
+        "kimi-coding",
+        "https://api.kimi.com/coding",
+        Speaks::Anthropic,
+        false,
+        None,
+    ),
+    (
+        "zai",
+        "https://api.z.ai/api/anthropic",
+        Speaks::Anthropic,
+        false,
+        Some("LORE_UPSTREAM_ZAI"),
+    ),
+    (
+        "vllm",
+        "http://127.0.0.1:8000",
+        Speaks::OpenAi,
+        false,
+        Some("LORE_UPSTREAM_VLLM"),
+    ),
+    (
+        "llamacpp",
+        "http://127.0.0.1:8080",
+        Speaks::OpenAi,
+        false,
+        Some("LORE_UPSTREAM_LLAMACPP"),
+    ),
+    (
+        "ollama",
+        "http://127.0.0.1:11434",
+        Speaks::OpenAi,
+        false,
+        Some("LORE_UPSTREAM_OLLAMA"),
+    ),
+    (
+        "lmstudio",
+        "http://127.0.0.1:1234",
+        Speaks::OpenAi,
+        false,
+        Some("LORE_UPSTREAM_LMSTUDIO"),
+    ),
+    (
+        "tgi",
+        "http://127.0.0.1:8080",
+        Speaks::OpenAi,
+        false,
+        Some("LORE_UPSTREAM_TGI"),
+    ),
+    (
+        "litellm",
+        "http://127.0.0.1:4000",
+        Speaks::OpenAi,
+        false,
+        Some("LORE_UPSTREAM_LITELLM"),
+    ),
 ];
 
 /// Model-name prefixes and the provider they route to.
@@ -111,7 +249,11 @@ impl UpstreamConfig {
     /// Reads the settings from an environment map.
     pub fn from_env(env: &HashMap<String, String>, remote: bool) -> Result<Self, String> {
         let get = |name: &str, default: &str| -> Result<String, String> {
-            match env.get(name).map(|value| value.trim()).filter(|value| !value.is_empty()) {
+            match env
+                .get(name)
+                .map(|value| value.trim())
+                .filter(|value| !value.is_empty())
+            {
                 Some(value) => sanitize_base(value).map_err(|why| format!("{name}: {why}")),
                 None => Ok(default.to_string()),
             }
@@ -137,7 +279,11 @@ impl UpstreamConfig {
             );
         }
         let caller_allowlist = if remote {
-            Some(parse_allowlist(env.get("LORE_CALLER_UPSTREAM_ALLOWLIST").map(String::as_str).unwrap_or(""))?)
+            Some(parse_allowlist(
+                env.get("LORE_CALLER_UPSTREAM_ALLOWLIST")
+                    .map(String::as_str)
+                    .unwrap_or(""),
+            )?)
         } else {
             None
         };
@@ -187,7 +333,9 @@ pub enum UpstreamError {
     #[error("X-Lore-Provider `{0}` is not a known provider; known: {1}")]
     UnknownProvider(String, String),
     /// The provider does not speak the client's protocol.
-    #[error("provider `{0}` does not accept {1} requests; send them to its own route or set X-Lore-Upstream-URL")]
+    #[error(
+        "provider `{0}` does not accept {1} requests; send them to its own route or set X-Lore-Upstream-URL"
+    )]
     WrongProtocol(String, &'static str),
 }
 
@@ -219,13 +367,22 @@ pub fn resolve(
                 )));
             }
         }
-        return Ok(Resolved { url: format!("{base}{path}"), rule: "x-lore-upstream-url" });
+        return Ok(Resolved {
+            url: format!("{base}{path}"),
+            rule: "x-lore-upstream-url",
+        });
     }
-    if let Some(id) = provider.map(|p| p.trim().to_ascii_lowercase()).filter(|p| !p.is_empty()) {
+    if let Some(id) = provider
+        .map(|p| p.trim().to_ascii_lowercase())
+        .filter(|p| !p.is_empty())
+    {
         let route = match config.providers.get(&id) {
             Some(route) => route,
             None if id == "openai-codex" => {
-                return Ok(Resolved { url: format!("{}{path}", config.codex), rule: "x-lore-provider" });
+                return Ok(Resolved {
+                    url: format!("{}{path}", config.codex),
+                    rule: "x-lore-provider",
+                });
             }
             None => {
                 let mut known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
@@ -236,10 +393,16 @@ pub fn resolve(
         if !route.speaks.accepts(protocol) {
             return Err(UpstreamError::WrongProtocol(id, protocol_name(protocol)));
         }
-        return Ok(Resolved { url: join(route, &path), rule: "x-lore-provider" });
+        return Ok(Resolved {
+            url: join(route, &path),
+            rule: "x-lore-provider",
+        });
     }
     if codex {
-        return Ok(Resolved { url: format!("{}{path}", config.codex), rule: "codex default" });
+        return Ok(Resolved {
+            url: format!("{}{path}", config.codex),
+            rule: "codex default",
+        });
     }
     if let Some(model) = model {
         let lowered = model.to_ascii_lowercase();
@@ -247,10 +410,15 @@ pub fn resolve(
             .iter()
             .find(|(prefix, _)| lowered.starts_with(prefix))
             .and_then(|(_, id)| config.providers.get(*id).map(|route| (*id, route)));
-        if let Some((id, route)) = routed {
-            if route.speaks.accepts(protocol) && id != "anthropic" && id != "openai" {
-                return Ok(Resolved { url: join(route, &path), rule: "model prefix" });
-            }
+        if let Some((id, route)) = routed
+            && route.speaks.accepts(protocol)
+            && id != "anthropic"
+            && id != "openai"
+        {
+            return Ok(Resolved {
+                url: join(route, &path),
+                rule: "model prefix",
+            });
         }
     }
     Ok(Resolved {
@@ -261,7 +429,9 @@ pub fn resolve(
 
 fn join(route: &ProviderRoute, path: &str) -> String {
     let path = if route.strip_v1 {
-        path.strip_prefix("/v1").filter(|rest| rest.starts_with('/')).unwrap_or(path)
+        path.strip_prefix("/v1")
+            .filter(|rest| rest.starts_with('/'))
+            .unwrap_or(path)
     } else {
         path
     };
@@ -289,7 +459,9 @@ pub fn sanitize_base(raw: &str) -> Result<String, String> {
         .ok_or_else(|| format!("`{cleaned}` is not an absolute http(s) URL"))?;
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
-        return Err(format!("scheme `{scheme}` is not allowed; use http or https"));
+        return Err(format!(
+            "scheme `{scheme}` is not allowed; use http or https"
+        ));
     }
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     if authority.is_empty() {
@@ -312,7 +484,9 @@ pub fn sanitize_base(raw: &str) -> Result<String, String> {
 fn origin_of(base: &str) -> String {
     let (scheme, rest) = base.split_once("://").unwrap_or(("https", base));
     let authority = rest.split('/').next().unwrap_or("").to_ascii_lowercase();
-    let has_port = authority.rsplit_once(':').is_some_and(|(_, port)| port.chars().all(|c| c.is_ascii_digit()));
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.chars().all(|c| c.is_ascii_digit()));
     if has_port {
         format!("{scheme}://{authority}")
     } else {
@@ -324,15 +498,27 @@ fn origin_of(base: &str) -> String {
 /// Parses `LORE_CALLER_UPSTREAM_ALLOWLIST`: comma-separated https origins, nothing else.
 fn parse_allowlist(raw: &str) -> Result<Vec<String>, String> {
     let mut origins = Vec::new();
-    for entry in raw.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
-        let base = sanitize_base(entry).map_err(|why| format!("LORE_CALLER_UPSTREAM_ALLOWLIST entry `{entry}`: {why}"))?;
-        let path_part = base.split_once("://").map(|(_, rest)| rest.contains('/')).unwrap_or(true);
+    for entry in raw
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+    {
+        let base = sanitize_base(entry)
+            .map_err(|why| format!("LORE_CALLER_UPSTREAM_ALLOWLIST entry `{entry}`: {why}"))?;
+        let path_part = base
+            .split_once("://")
+            .map(|(_, rest)| rest.contains('/'))
+            .unwrap_or(true);
         if !base.starts_with("https://") || path_part || entry.contains('*') {
-            return Err(format!("LORE_CALLER_UPSTREAM_ALLOWLIST entry `{entry}` must be a bare https origin like https://llm.example.com:8443"));
+            return Err(format!(
+                "LORE_CALLER_UPSTREAM_ALLOWLIST entry `{entry}` must be a bare https origin like https://llm.example.com:8443"
+            ));
         }
         let origin = origin_of(&base);
         if origins.contains(&origin) {
-            return Err(format!("LORE_CALLER_UPSTREAM_ALLOWLIST lists `{origin}` twice"));
+            return Err(format!(
+                "LORE_CALLER_UPSTREAM_ALLOWLIST lists `{origin}` twice"
+            ));
         }
         origins.push(origin);
     }
@@ -344,61 +530,247 @@ mod tests {
     use super::*;
 
     fn config(pairs: &[(&str, &str)]) -> UpstreamConfig {
-        let env = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         UpstreamConfig::from_env(&env, false).unwrap()
     }
 
-    fn url(cfg: &UpstreamConfig, protocol: Protocol, path: &str, over: Option<&str>, provider: Option<&str>, model: Option<&str>) -> String {
-        resolve(cfg, Ingress::Llm { protocol, codex: false }, path, over, provider, model).unwrap().url
+    fn url(
+        cfg: &UpstreamConfig,
+        protocol: Protocol,
+        path: &str,
+        over: Option<&str>,
+        provider: Option<&str>,
+        model: Option<&str>,
+    ) -> String {
+        resolve(
+            cfg,
+            Ingress::Llm {
+                protocol,
+                codex: false,
+            },
+            path,
+            over,
+            provider,
+            model,
+        )
+        .unwrap()
+        .url
     }
 
     #[test]
     fn resolution_order_is_override_provider_model_default() {
-        let cfg = config(&[("LORE_UPSTREAM_ANTHROPIC", "http://corp.example/v1/"), ("LORE_UPSTREAM_OLLAMA", "http://10.0.0.5:11434")]);
-        assert_eq!(url(&cfg, Protocol::Anthropic, "/v1/messages", None, None, Some("claude-sonnet-4")), "http://corp.example/v1/messages");
-        assert_eq!(url(&cfg, Protocol::Anthropic, "/v1/messages", Some("https://x.example/v1"), Some("ollama"), None), "https://x.example/v1/messages");
-        assert_eq!(url(&cfg, Protocol::OpenAiChat, "/v1/chat/completions", None, Some("ollama"), Some("gpt-4o")), "http://10.0.0.5:11434/v1/chat/completions");
-        assert_eq!(url(&cfg, Protocol::OpenAiChat, "/v1/chat/completions", None, None, Some("deepseek-chat")), "https://api.deepseek.com/v1/chat/completions");
-        assert_eq!(url(&cfg, Protocol::OpenAiChat, "/v1/chat/completions", None, None, Some("gemini-2.5-pro")), "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions");
-        assert_eq!(url(&cfg, Protocol::OpenAiChat, "/v1/chat/completions", None, None, Some("gpt-4o")), "https://api.openai.com/v1/chat/completions");
+        let cfg = config(&[
+            ("LORE_UPSTREAM_ANTHROPIC", "http://corp.example/v1/"),
+            ("LORE_UPSTREAM_OLLAMA", "http://10.0.0.5:11434"),
+        ]);
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::Anthropic,
+                "/v1/messages",
+                None,
+                None,
+                Some("claude-sonnet-4")
+            ),
+            "http://corp.example/v1/messages"
+        );
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::Anthropic,
+                "/v1/messages",
+                Some("https://x.example/v1"),
+                Some("ollama"),
+                None
+            ),
+            "https://x.example/v1/messages"
+        );
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::OpenAiChat,
+                "/v1/chat/completions",
+                None,
+                Some("ollama"),
+                Some("gpt-4o")
+            ),
+            "http://10.0.0.5:11434/v1/chat/completions"
+        );
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::OpenAiChat,
+                "/v1/chat/completions",
+                None,
+                None,
+                Some("deepseek-chat")
+            ),
+            "https://api.deepseek.com/v1/chat/completions"
+        );
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::OpenAiChat,
+                "/v1/chat/completions",
+                None,
+                None,
+                Some("gemini-2.5-pro")
+            ),
+            "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions"
+        );
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::OpenAiChat,
+                "/v1/chat/completions",
+                None,
+                None,
+                Some("gpt-4o")
+            ),
+            "https://api.openai.com/v1/chat/completions"
+        );
         // A Claude model on the OpenAI route stays on the OpenAI default: no translation.
-        assert_eq!(url(&cfg, Protocol::OpenAiChat, "/v1/chat/completions?x=1", None, None, Some("claude-3")), "https://api.openai.com/v1/chat/completions?x=1");
+        assert_eq!(
+            url(
+                &cfg,
+                Protocol::OpenAiChat,
+                "/v1/chat/completions?x=1",
+                None,
+                None,
+                Some("claude-3")
+            ),
+            "https://api.openai.com/v1/chat/completions?x=1"
+        );
     }
 
     #[test]
     fn codex_goes_to_the_backend_path() {
         let cfg = config(&[]);
-        let resolved = resolve(&cfg, Ingress::Llm { protocol: Protocol::OpenAiResponses, codex: true }, "/v1/codex/responses", None, None, Some("gpt-5")).unwrap();
-        assert_eq!(resolved.url, "https://chatgpt.com/backend-api/codex/responses");
+        let resolved = resolve(
+            &cfg,
+            Ingress::Llm {
+                protocol: Protocol::OpenAiResponses,
+                codex: true,
+            },
+            "/v1/codex/responses",
+            None,
+            None,
+            Some("gpt-5"),
+        )
+        .unwrap();
+        assert_eq!(
+            resolved.url,
+            "https://chatgpt.com/backend-api/codex/responses"
+        );
     }
 
     #[test]
     fn bad_overrides_are_refused_with_a_reason() {
         assert!(sanitize_base("ftp://x").unwrap_err().contains("scheme"));
-        assert!(sanitize_base("https://user:pw@x.example").unwrap_err().contains("credentials"));
-        assert!(sanitize_base(&format!("https://{}", "a".repeat(2100))).unwrap_err().contains("2048"));
-        assert_eq!(sanitize_base("https://x.example/\u{7}v1\n").unwrap(), "https://x.example");
-        assert_eq!(sanitize_base("HTTP://x.example:8000/api/v1").unwrap(), "http://x.example:8000/api");
+        assert!(
+            sanitize_base("https://user:pw@x.example")
+                .unwrap_err()
+                .contains("credentials")
+        );
+        assert!(
+            sanitize_base(&format!("https://{}", "a".repeat(2100)))
+                .unwrap_err()
+                .contains("2048")
+        );
+        assert_eq!(
+            sanitize_base("https://x.example/\u{7}v1\n").unwrap(),
+            "https://x.example"
+        );
+        assert_eq!(
+            sanitize_base("HTTP://x.example:8000/api/v1").unwrap(),
+            "http://x.example:8000/api"
+        );
     }
 
     #[test]
     fn unknown_provider_and_wrong_protocol_say_what_to_do() {
         let cfg = config(&[]);
-        let err = resolve(&cfg, Ingress::Llm { protocol: Protocol::Anthropic, codex: false }, "/v1/messages", None, Some("nope"), None).unwrap_err();
+        let err = resolve(
+            &cfg,
+            Ingress::Llm {
+                protocol: Protocol::Anthropic,
+                codex: false,
+            },
+            "/v1/messages",
+            None,
+            Some("nope"),
+            None,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("known: "), "{err}");
-        let err = resolve(&cfg, Ingress::Llm { protocol: Protocol::Anthropic, codex: false }, "/v1/messages", None, Some("groq"), None).unwrap_err();
+        let err = resolve(
+            &cfg,
+            Ingress::Llm {
+                protocol: Protocol::Anthropic,
+                codex: false,
+            },
+            "/v1/messages",
+            None,
+            Some("groq"),
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(err, UpstreamError::WrongProtocol(..)));
     }
 
     #[test]
     fn remote_gateways_only_allow_listed_origins() {
-        let env: HashMap<String, String> = [("LORE_CALLER_UPSTREAM_ALLOWLIST".to_string(), "https://llm.example.com:8443, https://b.example".to_string())].into();
+        let env: HashMap<String, String> = [(
+            "LORE_CALLER_UPSTREAM_ALLOWLIST".to_string(),
+            "https://llm.example.com:8443, https://b.example".to_string(),
+        )]
+        .into();
         let cfg = UpstreamConfig::from_env(&env, true).unwrap();
-        let ingress = Ingress::Llm { protocol: Protocol::Anthropic, codex: false };
-        assert!(resolve(&cfg, ingress, "/v1/messages", Some("https://llm.example.com:8443/v1"), None, None).is_ok());
-        assert!(resolve(&cfg, ingress, "/v1/messages", Some("https://b.example"), None, None).is_ok());
-        assert!(resolve(&cfg, ingress, "/v1/messages", Some("https://llm.example.com"), None, None).is_err());
-        let bad: HashMap<String, String> = [("LORE_CALLER_UPSTREAM_ALLOWLIST".to_string(), "http://a.example".to_string())].into();
+        let ingress = Ingress::Llm {
+            protocol: Protocol::Anthropic,
+            codex: false,
+        };
+        assert!(
+            resolve(
+                &cfg,
+                ingress,
+                "/v1/messages",
+                Some("https://llm.example.com:8443/v1"),
+                None,
+                None
+            )
+            .is_ok()
+        );
+        assert!(
+            resolve(
+                &cfg,
+                ingress,
+                "/v1/messages",
+                Some("https://b.example"),
+                None,
+                None
+            )
+            .is_ok()
+        );
+        assert!(
+            resolve(
+                &cfg,
+                ingress,
+                "/v1/messages",
+                Some("https://llm.example.com"),
+                None,
+                None
+            )
+            .is_err()
+        );
+        let bad: HashMap<String, String> = [(
+            "LORE_CALLER_UPSTREAM_ALLOWLIST".to_string(),
+            "http://a.example".to_string(),
+        )]
+        .into();
         assert!(UpstreamConfig::from_env(&bad, true).is_err());
     }
 }

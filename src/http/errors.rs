@@ -10,9 +10,16 @@ use lore_proto::Protocol;
 use serde_json::json;
 
 /// Renders an error body for `protocol` with `status`.
-pub fn protocol_error(protocol: Protocol, status: StatusCode, kind: &str, message: &str) -> HttpResponse {
+pub fn protocol_error(
+    protocol: Protocol,
+    status: StatusCode,
+    kind: &str,
+    message: &str,
+) -> HttpResponse {
     let body = match protocol {
-        Protocol::Anthropic => json!({"type": "error", "error": {"type": kind, "message": message}}),
+        Protocol::Anthropic => {
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
         Protocol::OpenAiChat | Protocol::OpenAiResponses => {
             json!({"error": {"message": message, "type": kind, "param": null, "code": kind}})
         }
@@ -22,7 +29,12 @@ pub fn protocol_error(protocol: Protocol, status: StatusCode, kind: &str, messag
 
 /// 400 for a body that is not what the route expects.
 pub fn bad_request(protocol: Protocol, message: &str) -> HttpResponse {
-    protocol_error(protocol, StatusCode::BAD_REQUEST, "invalid_request_error", message)
+    protocol_error(
+        protocol,
+        StatusCode::BAD_REQUEST,
+        "invalid_request_error",
+        message,
+    )
 }
 
 /// 502 when the upstream could not be reached at all.

@@ -1,23 +1,44 @@
 //! The route table, and nothing else: it reads as the index of the HTTP API.
 
-use actix_web::web;
+use actix_web::{guard, web};
 
 use crate::api;
 use crate::gateway::{handlers, passthrough};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/health", web::get().to(api::health))
-        .route("/v1/messages", web::post().to(handlers::anthropic_messages))
-        .route("/v1/chat/completions", web::post().to(handlers::openai_chat))
-        .route("/chat/completions", web::post().to(handlers::openai_chat))
-        .route("/v1/responses", web::post().to(handlers::openai_responses))
-        .route("/v1/codex/responses", web::post().to(handlers::codex_responses))
-        .service(
-            web::scope("/api/v1")
-                .route("/sessions", web::get().to(api::list_sessions))
-                .route("/sessions/{id}/messages", web::get().to(api::session_messages))
-                .route("/actors", web::get().to(api::actors)),
-        )
-        .default_service(web::to(passthrough::proxy));
+    // Checked first and without reading a body: an upgrade request's body never ends.
+    cfg.service(
+        web::resource("/{any:.*}")
+            .guard(guard::fn_guard(|ctx| {
+                ctx.head()
+                    .headers()
+                    .get("upgrade")
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+            }))
+            .to(|| async { crate::http::errors::websocket_refused() }),
+    )
+    .route("/health", web::get().to(api::health))
+    .route("/v1/messages", web::post().to(handlers::anthropic_messages))
+    .route(
+        "/v1/chat/completions",
+        web::post().to(handlers::openai_chat),
+    )
+    .route("/chat/completions", web::post().to(handlers::openai_chat))
+    .route("/v1/responses", web::post().to(handlers::openai_responses))
+    .route(
+        "/v1/codex/responses",
+        web::post().to(handlers::codex_responses),
+    )
+    .service(
+        web::scope("/api/v1")
+            .route("/sessions", web::get().to(api::list_sessions))
+            .route(
+                "/sessions/{id}/messages",
+                web::get().to(api::session_messages),
+            )
+            .route("/actors", web::get().to(api::actors)),
+    )
+    .default_service(web::to(passthrough::proxy));
 }

@@ -10,8 +10,8 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use lore_proto::{Message, Protocol, Usage};
-use serde::{Deserialize, Serialize};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::error::StorageError;
 

@@ -11,12 +11,14 @@ use crate::helpers::*;
 fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
     match encoding {
         "gzip" => {
-            let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
             encoder.write_all(data).unwrap();
             encoder.finish().unwrap()
         }
         "deflate" => {
-            let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            let mut encoder =
+                flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
             encoder.write_all(data).unwrap();
             encoder.finish().unwrap()
         }
@@ -44,13 +46,20 @@ fn every_content_encoding_is_decoded() {
             &gateway.url(),
             "POST",
             "/v1/responses",
-            &[("content-type", "application/json"), ("content-encoding", encoding), ("authorization", "Bearer k")],
+            &[
+                ("content-type", "application/json"),
+                ("content-encoding", encoding),
+                ("authorization", "Bearer k"),
+            ],
             &compressed,
         )
         .unwrap();
         assert_eq!(response.status, 200, "{encoding}: {}", response.text());
         let sent = upstream.requests().pop().unwrap();
-        assert_eq!(sent.body, body, "{encoding}: the upstream gets the decoded body");
+        assert_eq!(
+            sent.body, body,
+            "{encoding}: the upstream gets the decoded body"
+        );
         assert!(sent.header("content-encoding").is_none());
     }
     let sessions = eventually("four sessions", || {

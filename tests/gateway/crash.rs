@@ -17,7 +17,11 @@ fn kill_nine_during_a_turn_then_restart_loses_nothing() {
     for turn in 0..3 {
         history.push(json!({"role": "user", "content": format!("step {turn}")}));
         upstream.push(Script::Text(format!("did {turn}")));
-        let response = gateway.post("/v1/messages", &view(&headers), &anthropic_body(Value::Array(history.clone()), false));
+        let response = gateway.post(
+            "/v1/messages",
+            &view(&headers),
+            &anthropic_body(Value::Array(history.clone()), false),
+        );
         session_id = response.header("x-lore-session-id").unwrap().to_string();
         history.push(json!({"role": "assistant", "content": format!("did {turn}")}));
     }
@@ -26,7 +30,11 @@ fn kill_nine_during_a_turn_then_restart_loses_nothing() {
 
     // Turn 4 starts streaming slowly; the gateway dies in the middle of it.
     history.push(json!({"role": "user", "content": "step 3"}));
-    upstream.push(Script::SlowStream { text: "a long reply that never arrives".into(), chunks: 6, interval: Duration::from_millis(300) });
+    upstream.push(Script::SlowStream {
+        text: "a long reply that never arrives".into(),
+        chunks: 6,
+        interval: Duration::from_millis(300),
+    });
     let url = gateway.url();
     let body = anthropic_body(Value::Array(history.clone()), true);
     let request_headers = headers.clone();
@@ -36,14 +44,25 @@ fn kill_nine_during_a_turn_then_restart_loses_nothing() {
     std::thread::sleep(Duration::from_millis(500));
     gateway.kill9();
     let interrupted = client.join().unwrap();
-    assert!(!interrupted.complete || !interrupted.text().contains("message_stop"), "the turn really was interrupted");
+    assert!(
+        !interrupted.complete || !interrupted.text().contains("message_stop"),
+        "the turn really was interrupted"
+    );
 
     // The harness retries the turn against the restarted gateway.
     gateway.restart();
     upstream.push(Script::Text("did 3".into()));
-    let response = gateway.post("/v1/messages", &view(&headers), &anthropic_body(Value::Array(history.clone()), false));
+    let response = gateway.post(
+        "/v1/messages",
+        &view(&headers),
+        &anthropic_body(Value::Array(history.clone()), false),
+    );
     assert_eq!(response.status, 200);
-    assert_eq!(response.header("x-lore-session-id"), Some(session_id.as_str()), "the same session resumes");
+    assert_eq!(
+        response.header("x-lore-session-id"),
+        Some(session_id.as_str()),
+        "the same session resumes"
+    );
     history.push(json!({"role": "assistant", "content": "did 3"}));
 
     eventually("the whole conversation", || {
@@ -51,7 +70,14 @@ fn kill_nine_during_a_turn_then_restart_loses_nothing() {
         (transcript.len() == 8).then_some(transcript)
     });
     let transcript = gateway.transcript(&session_id);
-    let expected: Vec<String> = (0..4).flat_map(|turn| [format!("user: step {turn}"), format!("assistant: did {turn}")]).collect();
+    let expected: Vec<String> = (0..4)
+        .flat_map(|turn| {
+            [
+                format!("user: step {turn}"),
+                format!("assistant: did {turn}"),
+            ]
+        })
+        .collect();
     assert_eq!(transcript, expected);
     assert_eq!(gateway.sessions().len(), 1);
 }

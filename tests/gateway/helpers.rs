@@ -29,15 +29,34 @@ impl Gateway {
         let data = tempfile::tempdir().expect("temp dir");
         let data_dir = data.path().to_path_buf();
         let mut env = vec![
-            ("LORE_UPSTREAM_ANTHROPIC".to_string(), upstream_url.to_string()),
+            (
+                "LORE_UPSTREAM_ANTHROPIC".to_string(),
+                upstream_url.to_string(),
+            ),
             ("LORE_UPSTREAM_OPENAI".to_string(), upstream_url.to_string()),
             ("LORE_UPSTREAM_CODEX".to_string(), upstream_url.to_string()),
-            ("LORE_UPSTREAM_RETRY_MIN_DELAY_MS".to_string(), "20".to_string()),
-            ("LORE_UPSTREAM_RETRY_MAX_DELAY_MS".to_string(), "100".to_string()),
+            (
+                "LORE_UPSTREAM_RETRY_MIN_DELAY_MS".to_string(),
+                "20".to_string(),
+            ),
+            (
+                "LORE_UPSTREAM_RETRY_MAX_DELAY_MS".to_string(),
+                "100".to_string(),
+            ),
             ("LORE_LOG".to_string(), "info".to_string()),
         ];
-        env.extend(extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let mut gateway = Gateway { child: None, _data: data, data_dir, env, port: 0 };
+        env.extend(
+            extra_env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        let mut gateway = Gateway {
+            child: None,
+            _data: data,
+            data_dir,
+            env,
+            port: 0,
+        };
         gateway.spawn();
         gateway
     }
@@ -62,18 +81,32 @@ impl Gateway {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Ok(port) = std::fs::read_to_string(self.data_dir.join("gateway.port")) {
-                if let Ok(port) = port.trim().parse::<u16>() {
-                    if http_client::request(&format!("http://127.0.0.1:{port}"), "GET", "/health", &[], b"").is_ok_and(|r| r.status == 200) {
-                        self.port = port;
-                        return;
-                    }
-                }
+            if let Ok(port) = std::fs::read_to_string(self.data_dir.join("gateway.port"))
+                && let Ok(port) = port.trim().parse::<u16>()
+                && http_client::request(
+                    &format!("http://127.0.0.1:{port}"),
+                    "GET",
+                    "/health",
+                    &[],
+                    b"",
+                )
+                .is_ok_and(|r| r.status == 200)
+            {
+                self.port = port;
+                return;
             }
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 panic!("lore exited at start ({status}):\n{}", self.log());
             }
-            assert!(Instant::now() < deadline, "lore did not start:\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "lore did not start:\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -102,7 +135,10 @@ impl Gateway {
     /// SIGTERM and wait for a clean exit.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM);
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
             let _ = child.wait();
         }
     }
@@ -125,7 +161,10 @@ impl Gateway {
     pub fn sessions(&self) -> Vec<Value> {
         let response = self.get("/api/v1/sessions");
         assert_eq!(response.status, 200, "{}", response.text());
-        response.json()["sessions"].as_array().cloned().unwrap_or_default()
+        response.json()["sessions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// `GET /api/v1/sessions/{id}/messages`.
@@ -142,7 +181,13 @@ impl Gateway {
             .cloned()
             .unwrap_or_default()
             .iter()
-            .map(|m| format!("{}: {}", m["role"].as_str().unwrap_or(""), m["text"].as_str().unwrap_or("")))
+            .map(|m| {
+                format!(
+                    "{}: {}",
+                    m["role"].as_str().unwrap_or(""),
+                    m["text"].as_str().unwrap_or("")
+                )
+            })
             .collect()
     }
 }
@@ -189,6 +234,7 @@ pub fn view(headers: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'st
 pub fn single_session_with(gateway: &Gateway, count: usize) -> Value {
     eventually(&format!("one session with {count} messages"), || {
         let sessions = gateway.sessions();
-        (sessions.len() == 1 && sessions[0]["messages"].as_u64() == Some(count as u64)).then(|| sessions[0].clone())
+        (sessions.len() == 1 && sessions[0]["messages"].as_u64() == Some(count as u64))
+            .then(|| sessions[0].clone())
     })
 }

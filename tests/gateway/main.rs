@@ -1,6 +1,9 @@
 //! Integration tests of the whole `lore` binary over real HTTP, against the fake upstream of
 //! `tests/support`. One binary, one module per concern.
 
+// A failed unwrap in a test is a test failure with a backtrace, which is what we want here.
+#![allow(clippy::unwrap_used)]
+
 mod helpers;
 
 mod capture;

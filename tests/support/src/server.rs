@@ -233,6 +233,32 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
+/// `[[call:NAME]]` in the request's final message, a user message → a call of tool NAME with
+/// fixed arguments. Only the final message counts, so the follow-up carrying the tool result
+/// gets an ordinary text reply.
+fn tool_call_directive(body: &Value, n: u64) -> Option<Script> {
+    let last = match body.get("messages").or_else(|| body.get("input"))? {
+        Value::Array(items) => items.last()?,
+        other => other,
+    };
+    let is_user = last.is_string() || last.get("role").and_then(Value::as_str) == Some("user");
+    if !is_user {
+        return None;
+    }
+    let text = last.to_string();
+    let start = text.find("[[call:")? + "[[call:".len();
+    let name = text[start..].split("]]").next()?.trim();
+    if name.is_empty() || name.len() > 64 {
+        return None;
+    }
+    Some(Script::ToolCall {
+        name: name.to_string(),
+        id: format!("call_fake_{n}"),
+        arguments: serde_json::json!({"requested_by": "directive", "n": n}),
+        text: None,
+    })
+}
+
 async fn llm(
     proto: Protocol,
     req: &HttpRequest,
@@ -250,6 +276,9 @@ async fn llm(
         Protocol::Chat => openai::last_user_text(&json_body),
         Protocol::Responses => responses::last_user_text(&json_body),
     };
+    // Unscripted clients (the Python SDK end-to-end test, the binary) ask for a tool call by
+    // writing `[[call:NAME]]` in their message.
+    let next = next.or_else(|| tool_call_directive(&json_body, n));
     let text = script::default_text(&shared.settings, last_user);
     let action = script::plan(next, &text, &shared.settings);
     let commit = matches!(action, Action::Reply(..));

@@ -16,7 +16,14 @@ fn tool(id: &str, text: Option<&str>) -> Script {
 #[test]
 fn official_sdks_parse_every_shape() {
     let Ok(python) = std::env::var("LORE_SDK_PYTHON") else {
-        eprintln!("LORE_SDK_PYTHON not set: skipping the Python SDK conformance check");
+        // scripts/test always sets it (and LORE_REQUIRE_SDK), so CI never skips this check.
+        assert!(
+            std::env::var_os("LORE_REQUIRE_SDK").is_none(),
+            "LORE_REQUIRE_SDK is set but LORE_SDK_PYTHON is not; run scripts/setup-python"
+        );
+        eprintln!(
+            "LORE_SDK_PYTHON not set: skipping the Python SDK conformance check (scripts/test runs it)"
+        );
         return;
     };
     let up = FakeUpstream::start();
