@@ -73,6 +73,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
             .configure(routes::configure)
     })
     .workers(workers)
+    .tcp_nodelay(true)
     .keep_alive(actix_web::http::KeepAlive::Os)
     .client_request_timeout(std::time::Duration::ZERO)
     .client_disconnect_timeout(std::time::Duration::from_secs(1))

@@ -17,6 +17,6 @@ pub mod registry;
 pub mod session;
 
 pub use error::ActorError;
-pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity, TurnPlan};
+pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
 pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
 pub use session::{Observe as ObserveSession, PrepareTurn, SessionActor, TurnCompleted};

@@ -35,19 +35,6 @@ pub struct SessionHandle {
     pub addr: Addr<SessionActor>,
 }
 
-/// What the session decided for a turn.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnPlan {
-    /// Session id.
-    pub session_id: String,
-    /// Number of the turn within the actor's lifetime; the reply must name it.
-    pub turn: u64,
-    /// Messages newly captured by this request.
-    pub appended: usize,
-    /// True when the request rewrote stored history (a fork was recorded).
-    pub forked: bool,
-}
-
 /// Counters of one session actor, for `/api/v1/actors` and tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SessionCounters {

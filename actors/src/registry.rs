@@ -27,6 +27,10 @@ use crate::session::{SessionActor, Shutdown};
 
 /// How often idle sessions are looked for.
 const EVICTION_SWEEP: Duration = Duration::from_secs(30);
+/// How many of the most recent sessions under one identity key are compared with a request.
+const MAX_CANDIDATES: usize = 64;
+/// Size of the in-memory index cache past which it is dropped and refilled from storage.
+const MAX_CACHED_INDEX_KEYS: usize = 50_000;
 
 /// Finds or creates the session of a request.
 #[derive(Message)]
@@ -124,11 +128,13 @@ impl SessionRegistry {
     }
 
     /// Session ids under an index key, loading them from storage the first time.
+    /// The most recent session ids under an index key (at most [`MAX_CANDIDATES`]), oldest
+    /// first, loading them from storage the first time.
     fn indexed(&mut self, key: &str) -> Result<Vec<String>, ActorError> {
         if let Some(ids) = self.index.get(key) {
-            return Ok(ids.clone());
+            return Ok(recent(ids).to_vec());
         }
-        let ids = match key.split_once(':') {
+        let mut ids = match key.split_once(':') {
             Some(("f", fingerprint)) => self.store.sessions_for_fingerprint(fingerprint)?,
             Some(("h", header)) => self.store.sessions_for_header(header)?,
             Some(("r", response)) => self
@@ -136,6 +142,8 @@ impl SessionRegistry {
                 .sessions_for_header(&format!("response:{response}"))?,
             _ => Vec::new(),
         };
+        let older = ids.len().saturating_sub(MAX_CANDIDATES);
+        ids.drain(..older);
         self.index.insert(key.to_string(), ids.clone());
         Ok(ids)
     }
@@ -150,8 +158,13 @@ impl SessionRegistry {
             _ => {}
         }
         let ids = self.index.entry(key.to_string()).or_default();
-        if !ids.iter().any(|id| id == session_id) {
+        if !recent(ids).iter().any(|id| id == session_id) {
             ids.push(session_id.to_string());
+        }
+        // Only the most recent ids can be candidates; keep the cache bounded (amortised trim).
+        if ids.len() > 2 * MAX_CANDIDATES {
+            let older = ids.len() - MAX_CANDIDATES;
+            ids.drain(..older);
         }
         Ok(())
     }
@@ -195,18 +208,20 @@ impl SessionRegistry {
             (None, Some(fingerprint)) => (format!("f:{fingerprint}"), 2),
             (None, None) => return self.create(None, identity, ctx),
         };
-        let candidates: Vec<String> = self
-            .indexed(&key)?
-            .into_iter()
-            .filter_map(|id| match self.ensure_known(&id) {
-                Ok(true) => Some(Ok(id)),
-                Ok(false) => None,
-                Err(err) => Some(Err(err)),
-            })
-            .collect::<Result<_, _>>()?;
-        let histories = candidates
-            .iter()
-            .filter_map(|id| self.known.get(id).map(|known| known.path.as_slice()));
+        // Only the most recent sessions under a key are candidates: a first message like "hi"
+        // can open thousands of one-shot sessions, and matching must not slow down with them.
+        let recent = self.indexed(&key)?;
+        let mut candidates: Vec<String> = Vec::with_capacity(recent.len());
+        for id in &recent {
+            if self.ensure_known(id)? {
+                candidates.push(id.clone());
+            }
+        }
+        let histories = candidates.iter().map(|id| {
+            self.known
+                .get(id)
+                .map_or(&[][..], |known| known.path.as_slice())
+        });
         match best_candidate(histories, &msg.incoming, min_shared) {
             Some(index) => {
                 let id = candidates[index].clone();
@@ -319,6 +334,14 @@ impl SessionRegistry {
     fn evict_idle(&mut self) {
         let now = Instant::now();
         let mut evicted = 0;
+        // Sessions idle for twice the eviction time are forgotten; storage has them.
+        let forget_after = self.eviction_after.saturating_mul(2);
+        self.known.retain(|_, known| {
+            known.addr.is_some() || now.duration_since(known.last_used) < forget_after
+        });
+        if self.index.len() > MAX_CACHED_INDEX_KEYS {
+            self.index.clear();
+        }
         for known in self.known.values_mut() {
             if now.duration_since(known.last_used) < self.eviction_after {
                 continue;
@@ -335,6 +358,11 @@ impl SessionRegistry {
             self.counters.evicted += evicted;
         }
     }
+}
+
+/// The last [`MAX_CANDIDATES`] entries of an id list.
+fn recent(ids: &[String]) -> &[String] {
+    &ids[ids.len().saturating_sub(MAX_CANDIDATES)..]
 }
 
 impl Actor for SessionRegistry {

@@ -19,13 +19,16 @@ use tracing::{info, warn};
 
 use crate::error::ActorError;
 use crate::history::common_prefix;
-use crate::model::{ProjectHint, SessionCounters, TurnPlan};
+use crate::model::{ProjectHint, SessionCounters};
 use crate::registry::{PathChanged, ResponseIdIssued, SessionRegistry};
 
-/// Captures a request's new messages and decides what to forward.
+/// Captures a request's new messages. Sent without waiting for an answer: the request is
+/// forwarded while this runs, and failures are logged and counted by the actor.
 #[derive(Message)]
-#[rtype(result = "Result<TurnPlan, ActorError>")]
+#[rtype(result = "()")]
 pub struct PrepareTurn {
+    /// A number unique in this process that the turn's `TurnCompleted` repeats.
+    pub turn: u64,
     /// The parsed request.
     pub request: Arc<CanonicalRequest>,
     /// Identities of `request.messages`, in order.
@@ -40,7 +43,7 @@ pub struct PrepareTurn {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct TurnCompleted {
-    /// The turn this reply answers, from [`TurnPlan::turn`].
+    /// The turn this reply answers, as given in [`PrepareTurn::turn`].
     pub turn: u64,
     /// What the upstream sent back, rebuilt.
     pub reply: Reply,
@@ -67,8 +70,6 @@ pub struct SessionActor {
     /// The latest prepared turn and the history length it left; a reply for an older turn is
     /// stale (the client already moved on) and must not be appended after newer messages.
     open_turn: Option<(u64, usize)>,
-    /// Number of the latest prepared turn.
-    turn_counter: u64,
     /// Counters for observation.
     counters: SessionCounters,
 }
@@ -81,12 +82,11 @@ impl SessionActor {
             store,
             registry,
             open_turn: None,
-            turn_counter: 0,
             counters: SessionCounters::default(),
         }
     }
 
-    fn prepare(&mut self, msg: &PrepareTurn) -> Result<TurnPlan, ActorError> {
+    fn prepare(&mut self, msg: &PrepareTurn) -> Result<(), ActorError> {
         let request = &msg.request;
         let stored = self.record.path_identities();
         let continuation = request.previous_response_id.is_some();
@@ -136,14 +136,8 @@ impl SessionActor {
         if appended > 0 || forked {
             self.report_path();
         }
-        self.turn_counter += 1;
-        self.open_turn = Some((self.turn_counter, self.record.path.len()));
-        Ok(TurnPlan {
-            session_id: self.record.id.clone(),
-            turn: self.turn_counter,
-            appended,
-            forked,
-        })
+        self.open_turn = Some((msg.turn, self.record.path.len()));
+        Ok(())
     }
 
     /// Builds the stored form of a message and appends it to the path.
@@ -278,18 +272,16 @@ impl Actor for SessionActor {
 }
 
 impl Handler<PrepareTurn> for SessionActor {
-    type Result = Result<TurnPlan, ActorError>;
+    type Result = ();
 
-    fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) {
         self.counters.turns += 1;
         let snapshot = self.record.clone();
-        let result = self.prepare(&msg);
-        if let Err(err) = &result {
+        if let Err(err) = self.prepare(&msg) {
             // Nothing of this turn reached storage: forget it, the next request recaptures it.
             self.record = snapshot;
-            self.note_failure(err);
+            self.note_failure(&err);
         }
-        result
     }
 }
 

@@ -117,12 +117,30 @@ impl Message {
         for part in &self.parts {
             match part {
                 Part::ToolCall { id, name, .. } => {
-                    hasher.update(format!("\0call:{id}:{name}").as_bytes());
+                    for piece in ["\0call:", id.as_str(), ":", name.as_str()] {
+                        hasher.update(piece.as_bytes());
+                    }
                 }
                 Part::ToolResult {
                     call_id, content, ..
                 } => {
-                    hasher.update(format!("\0result:{call_id}:{}", content.trim()).as_bytes());
+                    for piece in ["\0result:", call_id.as_str(), ":", content.trim()] {
+                        hasher.update(piece.as_bytes());
+                    }
+                }
+                // Images, documents and other blocks a client sends are hashed too (without
+                // their cache_control), so replacing one is seen as a change. Assistant blocks
+                // are left out: the gateway rebuilds those from a stream, whose shape differs.
+                Part::Other { kind, raw } if self.role != Role::Assistant => {
+                    hasher.update(b"\0other:");
+                    hasher.update(kind.as_bytes());
+                    if let serde_json::Value::Object(fields) = raw {
+                        for (key, value) in fields.iter().filter(|(key, _)| *key != "cache_control")
+                        {
+                            hasher.update(key.as_bytes());
+                            hasher.update(value.to_string().as_bytes());
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -247,6 +265,46 @@ mod tests {
         for v in &variants {
             assert_ne!(base.identity(), v.identity(), "{v:?}");
         }
+    }
+
+    #[test]
+    fn client_blocks_count_but_their_cache_control_does_not() {
+        let image = |data: &str, cached: bool| {
+            let mut raw =
+                serde_json::json!({"type": "image", "source": {"type": "base64", "data": data}});
+            if cached {
+                raw["cache_control"] = serde_json::json!({"type": "ephemeral"});
+            }
+            Message::new(
+                Role::User,
+                vec![Part::Other {
+                    kind: "image".into(),
+                    raw,
+                }],
+            )
+        };
+        assert_eq!(
+            image("AAA", false).identity(),
+            image("AAA", true).identity()
+        );
+        assert_ne!(
+            image("AAA", false).identity(),
+            image("BBB", false).identity()
+        );
+        let reply = |data: &str| {
+            let raw = serde_json::json!({"type": "redacted_thinking", "data": data});
+            Message::new(
+                Role::Assistant,
+                vec![
+                    text("x"),
+                    Part::Other {
+                        kind: "redacted_thinking".into(),
+                        raw,
+                    },
+                ],
+            )
+        };
+        assert_eq!(reply("one").identity(), reply("two").identity());
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod wire;
 pub use canonical::{Message, Part, Role, Usage};
 pub use error::ProtoError;
 pub use protocol::{
-    CanonicalRequest, Protocol, Reply, StreamAccumulator, new_accumulator, parse_request,
-    parse_response,
+    CanonicalRequest, Protocol, Reply, RequestHead, StreamAccumulator, new_accumulator,
+    parse_request, parse_response, peek_head,
 };
 pub use sse::{SseDecoder, SseEvent};

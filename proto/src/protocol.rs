@@ -49,6 +49,41 @@ pub fn parse_request(protocol: Protocol, body: &[u8]) -> Result<CanonicalRequest
     }
 }
 
+/// The two fields routing needs, read without building anything else.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestHead {
+    /// The `model` field, if it is a string.
+    pub model: Option<String>,
+    /// The `stream` field (false when absent).
+    pub stream: bool,
+}
+
+/// Reads `model` and `stream` from a request body, skipping everything else; one fast pass that
+/// also proves the body is a JSON object. Used to route a request before it is parsed in full.
+pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
+    // Values, not typed fields: a request with an odd `model` must still be forwarded.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        model: Option<serde_json::Value>,
+        #[serde(default)]
+        stream: Option<serde_json::Value>,
+    }
+    let head: Head = serde_json::from_slice(body)?;
+    Ok(RequestHead {
+        model: head
+            .model
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string),
+        stream: head
+            .stream
+            .as_ref()
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
 /// The final assistant reply rebuilt from a response (streaming or not).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reply {
@@ -143,6 +178,40 @@ pub(crate) fn event_json(event: &SseEvent) -> Option<serde_json::Value> {
         return None;
     }
     serde_json::from_str(data).ok()
+}
+
+#[cfg(test)]
+mod head_tests {
+    use super::*;
+
+    #[test]
+    fn head_reads_model_and_stream_only() {
+        let head = peek_head(br#"{"messages":[{"role":"user","content":"x"}],"model":"claude-x","stream":true,"extra":{"a":[1,2]}}"#).unwrap();
+        assert_eq!(
+            head,
+            RequestHead {
+                model: Some("claude-x".into()),
+                stream: true
+            }
+        );
+        assert_eq!(
+            peek_head(br#"{"model":null}"#).unwrap(),
+            RequestHead::default()
+        );
+        assert_eq!(
+            peek_head(br#"{"model":"a\"b","stream":"yes"}"#)
+                .unwrap()
+                .model
+                .as_deref(),
+            Some("a\"b")
+        );
+        assert_eq!(
+            peek_head(br#"{"model":5}"#).unwrap(),
+            RequestHead::default()
+        );
+        assert!(peek_head(b"[1,2]").is_err());
+        assert!(peek_head(b"{\"model\": ").is_err());
+    }
 }
 
 #[cfg(test)]

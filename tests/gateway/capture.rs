@@ -150,7 +150,7 @@ fn malformed_json_gets_a_clear_error_in_the_client_protocol() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("not valid JSON"),
+            .contains("not a valid JSON object"),
         "{body}"
     );
     let response = lore_test_support::http_client::request(
@@ -166,7 +166,7 @@ fn malformed_json_gets_a_clear_error_in_the_client_protocol() {
         response.json()["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("not valid JSON")
+            .contains("not a valid JSON object")
     );
     assert!(upstream.requests().is_empty());
 }

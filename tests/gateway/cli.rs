@@ -8,10 +8,12 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 fn lore(args: &[&str], data_dir: &std::path::Path, env: &[(&str, &str)]) -> (i32, String, String) {
+    // `--data-dir` goes right after the subcommand: `lore run` passes what follows the agent on.
     let output = Command::new(env!("CARGO_BIN_EXE_lore"))
-        .args(args)
+        .arg(args[0])
         .arg("--data-dir")
         .arg(data_dir)
+        .args(&args[1..])
         .env_remove("LORE_DATA_DIR")
         .envs(env.iter().copied())
         .output()
@@ -142,4 +144,60 @@ fn a_remote_gateway_requires_its_token() {
             .all(|r| r.header("x-lore-gateway-token").is_none()),
         "the token never leaves the gateway"
     );
+}
+
+#[test]
+fn run_starts_the_gateway_and_points_the_agent_at_it() {
+    let upstream = FakeUpstream::start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    // A stand-in `claude` that records what it was given.
+    let report = bin.path().join("report");
+    let agent = bin.path().join("claude");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\necho \"$ANTHROPIC_BASE_URL $*\" > {}\n",
+            report.display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&agent).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&agent, permissions).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let url = upstream.url();
+    let env = [
+        ("PATH", path.as_str()),
+        ("LORE_UPSTREAM_ANTHROPIC", url.as_str()),
+        ("LORE_LISTEN_PORT", "0"),
+    ];
+    let (code, _, err) = lore(&["run", "claude", "--print", "hello"], dir.path(), &env);
+    assert_eq!(code, 0, "{err}");
+    let seen = std::fs::read_to_string(&report).unwrap();
+    let port = std::fs::read_to_string(dir.path().join("gateway.port")).unwrap();
+    assert_eq!(
+        seen.trim(),
+        format!("http://127.0.0.1:{} --print hello", port.trim())
+    );
+    let (code, out, _) = lore(&["stop"], dir.path(), &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("stopped"), "{out}");
+}
+
+#[test]
+fn doctor_reports_what_is_there_and_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = lore(&["doctor"], dir.path(), &[("PATH", "/usr/bin:/bin")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ok       data directory"), "{out}");
+    assert!(
+        out.contains("missing  gateway is not running") && out.contains("lore start --daemon"),
+        "{out}"
+    );
+    assert!(out.contains("missing  claude"), "{out}");
 }

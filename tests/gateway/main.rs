@@ -6,6 +6,7 @@
 
 mod helpers;
 
+mod caching;
 mod capture;
 mod cli;
 mod compression;
