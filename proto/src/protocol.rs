@@ -69,6 +69,13 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         #[serde(default)]
         stream: Option<serde_json::Value>,
     }
+    // A derived struct would also accept a JSON array; a request must be an object.
+    let first = body.iter().find(|byte| !byte.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(ProtoError::InvalidShape(
+            "the request body must be a JSON object".into(),
+        ));
+    }
     let head: Head = serde_json::from_slice(body)?;
     Ok(RequestHead {
         model: head
@@ -315,37 +322,19 @@ mod tests {
         serde_json::to_vec(&body).unwrap()
     }
 
-    /// Run with `cargo test --release -p lore-proto -- --ignored --nocapture parse_request_speed`.
+    /// A large body (hundreds of messages) parses completely; speed is measured by
+    /// `scripts/bench` (the 1 MB conversation row), not here.
     #[test]
-    #[ignore = "timing check, run in release"]
-    fn parse_request_speed() {
+    fn large_bodies_parse_completely() {
         for p in [
             Protocol::Anthropic,
             Protocol::OpenAiChat,
             Protocol::OpenAiResponses,
         ] {
             let body = big_body(p);
-            let start = std::time::Instant::now();
-            let runs = 50;
-            for _ in 0..runs {
-                let req = parse_request(p, &body).unwrap();
-                assert_eq!(req.messages.len(), 500);
-            }
-            let per = start.elapsed() / runs;
-            let start = std::time::Instant::now();
-            for _ in 0..runs {
-                let _: serde::de::IgnoredAny = serde_json::from_slice(&body).unwrap();
-            }
-            let skip = start.elapsed() / runs;
-            let start = std::time::Instant::now();
-            for _ in 0..runs {
-                let _: serde_json::Value = serde_json::from_slice(&body).unwrap();
-            }
-            let value = start.elapsed() / runs;
-            println!(
-                "{p:?}: {} bytes in {per:?} (skip {skip:?}, value {value:?})",
-                body.len()
-            );
+            let req = parse_request(p, &body).unwrap();
+            assert_eq!(req.messages.len(), 500, "{p:?}");
+            assert!(req.stream);
         }
     }
 }
