@@ -67,9 +67,9 @@ pub struct SessionActor {
     store: Store,
     /// The registry, told about every change of the history so it can match later requests.
     registry: Addr<SessionRegistry>,
-    /// The latest prepared turn and the history length it left; a reply for an older turn is
-    /// stale (the client already moved on) and must not be appended after newer messages.
-    open_turn: Option<(u64, usize)>,
+    /// The latest prepared turn still waiting for its reply; a reply for an older turn is stale
+    /// (the client already moved on) and must not be appended after newer messages.
+    open_turn: Option<u64>,
     /// Counters for observation.
     counters: SessionCounters,
 }
@@ -136,7 +136,7 @@ impl SessionActor {
         if appended > 0 || forked {
             self.report_path();
         }
-        self.open_turn = Some((msg.turn, self.record.path.len()));
+        self.open_turn = Some(msg.turn);
         Ok(())
     }
 
@@ -206,7 +206,7 @@ impl SessionActor {
     fn complete(&mut self, turn: u64, reply: Reply) -> Result<(), ActorError> {
         self.counters.replies += 1;
         let mut new_messages = Vec::new();
-        let current = self.open_turn.is_some_and(|(open, _)| open == turn);
+        let current = self.open_turn == Some(turn);
         if let Some(message) = reply.message.clone()
             && message.role == Role::Assistant
             && !message.parts.is_empty()
@@ -310,5 +310,120 @@ impl Handler<Shutdown> for SessionActor {
 
     fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::SessionRegistry;
+    use lore_proto::Part;
+    use std::time::Duration;
+
+    fn user(text: &str) -> Message {
+        Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+        }
+    }
+
+    fn assistant(text: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::Text { text: text.into() }],
+        }
+    }
+
+    fn prepare(turn: u64, messages: Vec<Message>) -> PrepareTurn {
+        let identities = Arc::new(messages.iter().map(Message::identity).collect());
+        PrepareTurn {
+            turn,
+            request: Arc::new(CanonicalRequest {
+                messages,
+                ..Default::default()
+            }),
+            identities,
+            protocol: Protocol::Anthropic,
+            project: Some(ProjectHint {
+                path: "/p".into(),
+                confident: true,
+            }),
+        }
+    }
+
+    fn reply(text: &str) -> Reply {
+        Reply {
+            message: Some(assistant(text)),
+            complete: true,
+            ..Default::default()
+        }
+    }
+
+    #[actix_rt::test]
+    async fn replies_land_in_order_and_stale_ones_stay_off_the_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let registry =
+            SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
+        let session =
+            SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
+
+        session.send(prepare(1, vec![user("a")])).await.unwrap();
+        session
+            .send(TurnCompleted {
+                turn: 1,
+                reply: reply("A"),
+            })
+            .await
+            .unwrap();
+        // The client resends the reply and asks again: only the new question is stored.
+        session
+            .send(prepare(2, vec![user("a"), assistant("A"), user("b")]))
+            .await
+            .unwrap();
+        // Turn 3 starts before turn 2's reply arrives (a regenerate): turn 2's reply is stale.
+        session
+            .send(prepare(3, vec![user("a"), assistant("A"), user("b")]))
+            .await
+            .unwrap();
+        session
+            .send(TurnCompleted {
+                turn: 2,
+                reply: reply("B-old"),
+            })
+            .await
+            .unwrap();
+        session
+            .send(TurnCompleted {
+                turn: 3,
+                reply: reply("B"),
+            })
+            .await
+            .unwrap();
+
+        let record = store.load_session("s1").unwrap().unwrap();
+        let texts: Vec<String> = store
+            .session_messages(&record)
+            .unwrap()
+            .iter()
+            .map(|m| m.message.text())
+            .collect();
+        assert_eq!(texts, ["a", "A", "b", "B"]);
+        let log: Vec<String> = store
+            .session_log("s1")
+            .unwrap()
+            .iter()
+            .map(|m| m.message.text())
+            .collect();
+        assert!(
+            log.contains(&"B-old".to_string()),
+            "the stale reply is kept off the path: {log:?}"
+        );
+        assert_eq!(record.project.as_deref(), Some("/p"));
+        let counters = session.send(Observe).await.unwrap();
+        assert_eq!(
+            (counters.turns, counters.replies, counters.forks),
+            (3, 3, 0)
+        );
     }
 }
