@@ -71,7 +71,7 @@ pub struct Outbound<'a> {
     pub client_headers: &'a actix_web::http::header::HeaderMap,
     /// `LORE_UPSTREAM_EXTRA_HEADERS`, applied last.
     pub extra_headers: &'a [(String, String)],
-    /// Body bytes.
+    /// Body bytes (actix-web has already decoded any `content-encoding`).
     pub body: Bytes,
 }
 

@@ -68,3 +68,26 @@ fn every_content_encoding_is_decoded() {
     });
     assert_eq!(sessions.len(), 4);
 }
+
+#[test]
+fn passthrough_decodes_a_compressed_body_too() {
+    let upstream = FakeUpstream::start();
+    let gateway = Gateway::start(&upstream);
+    let raw = compress("gzip", br#"{"purpose": "batch"}"#);
+    let response = request(
+        &gateway.url(),
+        "POST",
+        "/v1/files",
+        &[
+            ("content-type", "application/json"),
+            ("content-encoding", "gzip"),
+            ("authorization", "Bearer k"),
+        ],
+        &raw,
+    )
+    .unwrap();
+    assert_eq!(response.status, 200);
+    let sent = upstream.requests().pop().unwrap();
+    assert_eq!(sent.body, br#"{"purpose": "batch"}"#.to_vec());
+    assert!(sent.header("content-encoding").is_none());
+}
