@@ -84,4 +84,100 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Work with the card book (keyword-triggered lore cards).
+    Cards {
+        #[command(subcommand)]
+        command: CardsCommand,
+        #[command(flatten)]
+        vault: VaultArg,
+    },
+    /// Claude Code UserPromptSubmit hook: reads the hook JSON on stdin, prints cards that fire.
+    Hook {
+        /// Token budget of the injected cards.
+        #[arg(long, default_value_t = 600)]
+        budget: usize,
+        /// Turns of the transcript scanned.
+        #[arg(long, default_value_t = 3)]
+        scan_depth: u8,
+        #[command(flatten)]
+        vault: VaultArg,
+    },
+    /// MCP server for writing and reading cards (stdio by default).
+    Mcp {
+        /// Serve streamable HTTP on 127.0.0.1 instead of stdio.
+        #[arg(long)]
+        http: bool,
+        /// Port for --http (0 picks a free one and prints it).
+        #[arg(long, default_value_t = 3208)]
+        port: u16,
+        #[command(flatten)]
+        vault: VaultArg,
+    },
+}
+
+/// Where the card vault is; shared by the card commands.
+#[derive(Debug, Clone, Args)]
+pub struct VaultArg {
+    /// Card vault folder (default: $LORE_CARDS_VAULT, else <data dir>/cards).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub vault: Option<PathBuf>,
+    #[command(flatten)]
+    pub data: DataDirArg,
+}
+
+/// `lore cards …`.
+#[derive(Debug, Subcommand)]
+pub enum CardsCommand {
+    /// Create a vault with one example card per kind.
+    Init {
+        /// Folder to create (default: the vault).
+        dir: Option<PathBuf>,
+    },
+    /// List the cards.
+    List {
+        /// Only this kind (people, event, place, thing, slang, entry).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a card file.
+    Read {
+        /// Card key (file name without .md).
+        key: String,
+    },
+    /// Show what fires for a sentence, why, and the rendered block.
+    Try {
+        /// The sentence (the current user message).
+        sentence: String,
+        /// Earlier turns as JSON: [{"role": "user"|"assistant", "text": "…"}].
+        #[arg(long)]
+        turns: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lint the vault; exit 1 when problems exist.
+    Check {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import a SillyTavern World Info JSON or a Character Card V2/V3.
+    Import {
+        /// The JSON file.
+        file: PathBuf,
+        /// Overwrite existing cards.
+        #[arg(long)]
+        force: bool,
+        /// Kind to import into.
+        #[arg(long)]
+        kind: Option<String>,
+    },
+    /// Export the vault as SillyTavern World Info JSON.
+    Export {
+        /// Output file.
+        file: PathBuf,
+    },
 }

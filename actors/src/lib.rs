@@ -1,6 +1,8 @@
 //! The actors of Lore and the pure logic they own.
 //!
 //! Table of contents:
+//! - [`cards`]: the card matching engine (pure): which lore cards fire, in which order, within a
+//!   token budget.
 //! - [`registry`]: `SessionRegistry`, which maps a request to its conversation and owns the map
 //!   of live `SessionActor`s.
 //! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
@@ -10,6 +12,7 @@
 //! - [`model`]: data passed between the HTTP layer and the actors.
 //! - [`error`]: the crate's error type.
 
+pub mod cards;
 pub mod error;
 pub mod history;
 pub mod model;

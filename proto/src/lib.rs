@@ -9,11 +9,15 @@
 //!   fast request parsers, non-streaming response parsers and stream accumulators.
 //! * [`wire`]: shared helpers for the lossless wire types ([`wire::Tolerant`], [`wire::Field`]).
 //! * [`error`]: the crate error, [`ProtoError`].
+//! * [`cards`]: the lore-card file format (Markdown + YAML frontmatter) and `kinds.yaml`.
+//! * [`lorebook`]: SillyTavern World Info and Character Card V2/V3 `character_book` import/export.
 
 pub mod anthropic;
 pub mod canonical;
+pub mod cards;
 pub mod error;
 mod fast;
+pub mod lorebook;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod protocol;

@@ -1,8 +1,11 @@
 //! The CLI commands. Data commands ask the running gateway's management API and, when no
 //! gateway runs, open the storage directly (sled allows one process at a time).
 
+mod cards;
 mod doctor;
+mod hook;
 mod inspect;
+mod mcp;
 mod run;
 mod start;
 mod stop;
@@ -33,6 +36,13 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => inspect::log(&session, json, &data),
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
         Command::Doctor { data } => doctor::doctor(&data),
+        Command::Cards { command, vault } => cards::run(command, &vault),
+        Command::Hook {
+            budget,
+            scan_depth,
+            vault,
+        } => hook::run(budget, scan_depth, &vault),
+        Command::Mcp { http, port, vault } => mcp::run(http, port, &vault),
     }
 }
 
@@ -44,6 +54,18 @@ pub(crate) fn environment() -> HashMap<String, String> {
 /// The data directory a command works on.
 pub(crate) fn data_dir(arg: &DataDirArg) -> PathBuf {
     config::data_dir(arg.data_dir.as_deref(), &environment())
+}
+
+/// The card vault a command works on: `--vault`, `$LORE_CARDS_VAULT`, `<data dir>/cards`.
+#[allow(dead_code, reason = "used by the card commands being built")]
+pub(crate) fn vault_dir(arg: &crate::cli::VaultArg) -> PathBuf {
+    if let Some(vault) = &arg.vault {
+        return vault.clone();
+    }
+    match std::env::var("LORE_CARDS_VAULT") {
+        Ok(vault) if !vault.trim().is_empty() => PathBuf::from(vault),
+        _ => data_dir(&arg.data).join("cards"),
+    }
 }
 
 /// The port of a gateway that runs and answers `/health` for this data directory.

@@ -6,12 +6,15 @@
 //!
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
+//! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
 pub mod error;
 pub mod records;
 pub mod store;
+pub mod vault;
 
 pub use error::{StorageError, StorageErrorKind};
 pub use records::{ForkRecord, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms};
 pub use store::Store;
+pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
