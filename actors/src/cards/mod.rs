@@ -14,6 +14,7 @@
 //! - [`tokens`]: [`TokenCounter`] and the o200k_base [`BpeTokenCounter`].
 //! - [`candidates`](mod@candidates): proper nouns in the conversation that deserve a card.
 
+pub mod book;
 pub mod candidates;
 pub mod engine;
 mod normalize;
