@@ -15,4 +15,5 @@ pub mod commands;
 pub mod config;
 pub mod gateway;
 pub mod http;
+pub mod mcp;
 pub mod server;

@@ -57,7 +57,6 @@ pub(crate) fn data_dir(arg: &DataDirArg) -> PathBuf {
 }
 
 /// The card vault a command works on: `--vault`, `$LORE_CARDS_VAULT`, `<data dir>/cards`.
-#[allow(dead_code, reason = "used by the card commands being built")]
 pub(crate) fn vault_dir(arg: &crate::cli::VaultArg) -> PathBuf {
     if let Some(vault) = &arg.vault {
         return vault.clone();

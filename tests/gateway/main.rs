@@ -8,11 +8,14 @@ mod helpers;
 
 mod caching;
 mod capture;
+mod cards_cli;
 mod cli;
 mod compression;
 mod crash;
 mod errors;
 mod headers;
+mod hook;
+mod mcp;
 mod routes;
 mod sessions;
 mod streaming;
