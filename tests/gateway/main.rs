@@ -8,6 +8,7 @@ mod helpers;
 
 mod caching;
 mod capture;
+mod cards_injection;
 mod cli;
 mod compression;
 mod crash;
