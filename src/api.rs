@@ -12,11 +12,23 @@ use crate::server::AppState;
 
 /// `GET /health`: liveness and what this build can do.
 pub async fn health(state: web::Data<AppState>) -> HttpResponse {
+    let cards = match &state.cards {
+        Some(library) => {
+            let book = library.current();
+            json!({
+                "vault": state.config.cards_vault.as_ref().map(|path| path.display().to_string()),
+                "loaded": book.cards.len(),
+                "problems": book.snapshot.problems.len(),
+            })
+        }
+        None => json!("off"),
+    };
     HttpResponse::Ok().json(json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_ms": state.started_at.elapsed().as_millis() as u64,
         "capture": "on",
+        "cards": cards,
     }))
 }
 

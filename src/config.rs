@@ -8,6 +8,8 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use lore_actors::injection::CardSettings;
+
 use crate::gateway::headers::parse_extra_headers;
 use crate::gateway::upstream::UpstreamConfig;
 
@@ -65,6 +67,11 @@ pub struct GatewayConfig {
     pub max_body_bytes: usize,
     /// The gateway's own working directory: the provisional project of unattributed sessions.
     pub gateway_cwd: PathBuf,
+    /// The card vault (`LORE_CARDS_VAULT`, else `<data dir>/cards`); `None` when `LORE_CARDS=off`.
+    pub cards_vault: Option<PathBuf>,
+    /// How cards are injected (`LORE_CARDS_BUDGET` tokens, `LORE_CARDS_SCAN_DEPTH` turns,
+    /// `LORE_CARDS_FRAMING`).
+    pub card_settings: CardSettings,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -178,6 +185,26 @@ impl GatewayConfig {
                 600_000u64,
             )?),
         };
+        let data_dir = data_dir(overrides.data_dir.as_deref(), env);
+        let cards_off = env
+            .get("LORE_CARDS")
+            .is_some_and(|v| v == "off" || v == "0" || v == "false");
+        let cards_vault = (!cards_off).then(|| {
+            match env.get("LORE_CARDS_VAULT").filter(|v| !v.trim().is_empty()) {
+                Some(vault) => PathBuf::from(vault),
+                None => data_dir.join("cards"),
+            }
+        });
+        let defaults = CardSettings::default();
+        let card_settings = CardSettings {
+            budget_tokens: number(env, "LORE_CARDS_BUDGET", defaults.budget_tokens)?
+                .clamp(50, 20_000),
+            scan_depth: number(env, "LORE_CARDS_SCAN_DEPTH", defaults.scan_depth)?.min(10),
+            framing: env
+                .get("LORE_CARDS_FRAMING")
+                .cloned()
+                .unwrap_or(defaults.framing),
+        };
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2);
@@ -185,7 +212,7 @@ impl GatewayConfig {
         Ok(Self {
             host,
             port,
-            data_dir: data_dir(overrides.data_dir.as_deref(), env),
+            data_dir,
             auth_token,
             remote,
             upstream,
@@ -198,6 +225,8 @@ impl GatewayConfig {
             workers: number(env, "LORE_WORKERS", cores)?.clamp(1, 64),
             max_body_bytes: number(env, "LORE_MAX_BODY_MB", 64usize)?.clamp(1, 1024) * 1024 * 1024,
             gateway_cwd,
+            cards_vault,
+            card_settings,
         })
     }
 }

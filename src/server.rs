@@ -12,8 +12,11 @@ use std::time::Instant;
 use actix::{Actor, Addr, Arbiter};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
+use std::sync::Arc;
+
 use lore_actors::SessionRegistry;
-use lore_storage::Store;
+use lore_actors::cards::library::CardLibrary;
+use lore_storage::{Store, Vault};
 use tracing::{info, warn};
 
 use crate::config::GatewayConfig;
@@ -28,6 +31,8 @@ pub struct AppState {
     pub registry: Addr<SessionRegistry>,
     /// Storage, for management reads.
     pub store: Store,
+    /// The card book, when cards are on.
+    pub cards: Option<Arc<CardLibrary>>,
     /// Process start, for `/health`.
     pub started_at: Instant,
 }
@@ -59,10 +64,16 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let max_body = config.max_body_bytes;
     let workers = config.workers;
     let data_dir = config.data_dir.clone();
+    let cards = config.cards_vault.as_ref().map(|vault| {
+        let library = CardLibrary::new(Vault::new(vault), config.card_settings.clone());
+        library.watch(std::time::Duration::from_secs(2));
+        library
+    });
     let state = web::Data::new(AppState {
         config,
         registry,
         store: store.clone(),
+        cards,
         started_at,
     });
     let server = HttpServer::new(move || {

@@ -9,12 +9,15 @@
 //!   state, so the turns of one session are serialized and turns of different sessions run in
 //!   parallel.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
+//! - [`injection`]: the pure, cache-stable plan of a request's card injection.
+//! - [`cards`]: the card matching engine and the card book.
 //! - [`model`]: data passed between the HTTP layer and the actors.
 //! - [`error`]: the crate's error type.
 
 pub mod cards;
 pub mod error;
 pub mod history;
+pub mod injection;
 pub mod model;
 pub mod registry;
 pub mod session;
@@ -22,4 +25,6 @@ pub mod session;
 pub use error::ActorError;
 pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
 pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
-pub use session::{Observe as ObserveSession, PrepareTurn, SessionActor, TurnCompleted};
+pub use session::{
+    CardInput, Observe as ObserveSession, PrepareTurn, SessionActor, TurnCompleted, TurnPlan,
+};

@@ -46,6 +46,8 @@ pub struct SessionCounters {
     pub messages_stored: u64,
     /// History rewrites recorded.
     pub forks: u64,
+    /// Cards injected for the first time.
+    pub cards_injected: u64,
     /// Storage failures.
     pub failed: u64,
     /// The latest failure, if any.

@@ -17,15 +17,20 @@ use lore_storage::{
 };
 use tracing::{info, warn};
 
+use bytes::Bytes;
+
+use crate::cards::book::CardBook;
 use crate::error::ActorError;
 use crate::history::common_prefix;
+use crate::injection::{self, CardSettings};
 use crate::model::{ProjectHint, SessionCounters};
 use crate::registry::{PathChanged, ResponseIdIssued, SessionRegistry};
 
-/// Captures a request's new messages. Sent without waiting for an answer: the request is
-/// forwarded while this runs, and failures are logged and counted by the actor.
+/// Captures a request's new messages and, when cards are on, plans their injection. Without
+/// cards it is sent without waiting for the answer: the request is forwarded meanwhile. Failures
+/// are logged and counted by the actor; the plan then leaves the request untouched.
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "TurnPlan")]
 pub struct PrepareTurn {
     /// A number unique in this process that the turn's `TurnCompleted` repeats.
     pub turn: u64,
@@ -37,6 +42,27 @@ pub struct PrepareTurn {
     pub protocol: Protocol,
     /// Where the request says its project is.
     pub project: Option<ProjectHint>,
+    /// The card book and the raw body, when cards may be injected.
+    pub cards: Option<CardInput>,
+}
+
+/// What card injection needs from the request.
+pub struct CardInput {
+    /// The book to match against.
+    pub book: Arc<CardBook>,
+    /// How blocks are built.
+    pub settings: CardSettings,
+    /// The request body as the client sent it (decoded).
+    pub body: Bytes,
+}
+
+/// What the session decided for a request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnPlan {
+    /// The body to forward instead of the original, when cards are injected.
+    pub body: Option<Bytes>,
+    /// Keys of the cards injected for the first time by this request.
+    pub injected: Vec<String>,
 }
 
 /// The reply of a turn, complete or cut short.
@@ -86,7 +112,7 @@ impl SessionActor {
         }
     }
 
-    fn prepare(&mut self, msg: &PrepareTurn) -> Result<(), ActorError> {
+    fn prepare(&mut self, msg: &PrepareTurn) -> Result<TurnPlan, ActorError> {
         let request = &msg.request;
         let stored = self.record.path_identities();
         let continuation = request.previous_response_id.is_some();
@@ -131,13 +157,31 @@ impl SessionActor {
         }
         self.record.updated_at_ms = now_ms();
         let appended = new_messages.len();
+        let mut turn_plan = TurnPlan::default();
+        if let Some(cards) = &msg.cards {
+            let plan = injection::plan(
+                &self.record.id,
+                msg.protocol,
+                &cards.body,
+                &request.messages,
+                &self.record.card_ledger,
+                &cards.book,
+                &cards.settings,
+            );
+            self.record.card_ledger = plan.ledger;
+            turn_plan = TurnPlan {
+                body: plan.body.map(Bytes::from),
+                injected: plan.injected,
+            };
+            self.counters.cards_injected += turn_plan.injected.len() as u64;
+        }
         self.store.commit_turn(&self.record, &new_messages)?;
         self.counters.messages_stored += appended as u64;
         if appended > 0 || forked {
             self.report_path();
         }
         self.open_turn = Some(msg.turn);
-        Ok(())
+        Ok(turn_plan)
     }
 
     /// Builds the stored form of a message and appends it to the path.
@@ -272,15 +316,20 @@ impl Actor for SessionActor {
 }
 
 impl Handler<PrepareTurn> for SessionActor {
-    type Result = ();
+    type Result = MessageResult<PrepareTurn>;
 
-    fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) {
+    fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) -> Self::Result {
         self.counters.turns += 1;
         let snapshot = self.record.clone();
-        if let Err(err) = self.prepare(&msg) {
-            // Nothing of this turn reached storage: forget it, the next request recaptures it.
-            self.record = snapshot;
-            self.note_failure(&err);
+        match self.prepare(&msg) {
+            Ok(plan) => MessageResult(plan),
+            Err(err) => {
+                // Nothing of this turn reached storage: forget it, the next request recaptures
+                // it, and this request goes upstream untouched.
+                self.record = snapshot;
+                self.note_failure(&err);
+                MessageResult(TurnPlan::default())
+            }
         }
     }
 }
@@ -348,6 +397,7 @@ mod tests {
                 path: "/p".into(),
                 confident: true,
             }),
+            cards: None,
         }
     }
 

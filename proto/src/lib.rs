@@ -17,6 +17,7 @@ pub mod canonical;
 pub mod cards;
 pub mod error;
 mod fast;
+pub mod inject;
 pub mod lorebook;
 pub mod openai_chat;
 pub mod openai_responses;

@@ -8,8 +8,10 @@ use std::path::Path;
 use lore_actors::ProjectHint;
 use sha2::{Digest, Sha256};
 
-/// Session headers, strongest first: Lore's plugins, Claude Code, OpenCode ≥ 1.17, older OpenCode.
-pub const SESSION_HEADERS: [&str; 4] = [
+/// Session headers, strongest first: an explicit conversation id, Lore's plugins, Claude Code,
+/// OpenCode ≥ 1.17, older OpenCode.
+pub const SESSION_HEADERS: [&str; 5] = [
+    "x-lore-conversation",
     "x-lore-session-id",
     "x-claude-code-session-id",
     "x-session-id",

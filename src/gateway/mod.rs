@@ -1,6 +1,7 @@
 //! The gateway: everything on the path of an LLM call.
 //!
 //! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
+//! - [`capture`]: parsing, session resolution and the session actor's turn plan (cards).
 //! - [`passthrough`]: every other path, proxied untouched.
 //! - [`forward`]: the upstream client and its retries.
 //! - [`relay`]: chunk-by-chunk relaying with a tee into the stream accumulator.
@@ -10,6 +11,7 @@
 //! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
+pub mod capture;
 pub mod forward;
 pub mod handlers;
 pub mod headers;

@@ -15,6 +15,8 @@ pub mod store;
 pub mod vault;
 
 pub use error::{StorageError, StorageErrorKind};
-pub use records::{ForkRecord, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms};
+pub use records::{
+    ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
+};
 pub use store::Store;
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};

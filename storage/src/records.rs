@@ -46,6 +46,22 @@ pub struct ForkRecord {
     pub created_at_ms: u64,
 }
 
+/// One injection of lore cards, replayed at the same place on every later request so the
+/// prompt prefix stays byte-identical.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// Index of the message in the request's message array that received the block.
+    pub position: u32,
+    /// Identity of that message, to notice when the client's history no longer has it.
+    pub identity: [u8; 16],
+    /// The exact block text inserted.
+    pub block: String,
+    /// Keys of the cards in the block.
+    pub keys: Vec<String>,
+    /// When the cards were first injected.
+    pub created_at_ms: u64,
+}
+
 /// Everything a restart needs to resume a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -93,6 +109,9 @@ pub struct SessionRecord {
     /// Number of completed turns.
     #[serde(default)]
     pub turns: u64,
+    /// Card injections still replayed on every request (the dedupe ledger).
+    #[serde(default)]
+    pub card_ledger: Vec<LedgerEntry>,
 }
 
 impl SessionRecord {
@@ -116,6 +135,7 @@ impl SessionRecord {
             last_stop_reason: None,
             usage: Usage::default(),
             turns: 0,
+            card_ledger: Vec::new(),
         }
     }
 

@@ -9,6 +9,7 @@ mod helpers;
 mod caching;
 mod capture;
 mod cards_cli;
+mod cards_injection;
 mod cli;
 mod compression;
 mod crash;

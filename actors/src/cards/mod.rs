@@ -17,6 +17,7 @@
 pub mod book;
 pub mod candidates;
 pub mod engine;
+pub mod library;
 mod normalize;
 mod pack;
 pub mod render;
