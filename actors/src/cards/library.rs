@@ -1,8 +1,9 @@
 //! [`CardLibrary`]: the gateway's live view of the card vault.
 //!
-//! A background thread loads the vault at start (after building the engine's jieba dictionary
-//! and tokenizer, so no request pays for them) and reloads it every couple of seconds; a reload
-//! re-parses only files whose content hash changed. Requests take the current [`CardBook`]
+//! A background thread loads the vault at start and reloads it every couple of seconds; a reload
+//! re-parses only files whose content hash changed. The engine's jieba dictionary and tokenizer
+//! are built on that thread when the vault first has cards, so no request pays for them and a
+//! gateway without cards does not carry them. Requests take the current [`CardBook`]
 //! with one lock-free-in-practice read of an `Arc`. Until the first load finishes the book is
 //! empty and requests go through untouched.
 
@@ -69,11 +70,16 @@ impl CardLibrary {
         let spawned = std::thread::Builder::new()
             .name("card-library".into())
             .spawn(move || {
-                super::warm_up();
-                library.reload();
+                // The engine's dictionary and tokenizer cost tens of megabytes: build them only
+                // once the vault has cards, so a gateway without cards stays small.
+                let mut warmed = false;
                 loop {
-                    std::thread::sleep(every);
+                    if !warmed && !library.vault.card_files().is_empty() {
+                        super::warm_up();
+                        warmed = true;
+                    }
                     library.reload();
+                    std::thread::sleep(every);
                 }
             });
         if let Err(err) = spawned {

@@ -70,12 +70,22 @@ fn start_upstream(bin: &Path, extra: &[&str]) -> (Process, u16) {
 }
 
 fn start_gateway(bin: &Path, data: &Path, upstream: u16) -> (Process, u16, Duration) {
+    start_gateway_with(bin, data, upstream, &[])
+}
+
+fn start_gateway_with(
+    bin: &Path,
+    data: &Path,
+    upstream: u16,
+    env: &[(&str, String)],
+) -> (Process, u16, Duration) {
     let port = free_port();
     let upstream = format!("http://127.0.0.1:{upstream}");
     let started = Instant::now();
     let child = Command::new(bin.join("lore"))
         .args(["start", "--port", &port.to_string(), "--data-dir"])
         .arg(data)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .env("LORE_UPSTREAM_ANTHROPIC", &upstream)
         .env("LORE_UPSTREAM_OPENAI", &upstream)
         .env("LORE_LOG", "warn")
@@ -156,6 +166,45 @@ fn interleaved(
         gateway_timings.push(timing);
     }
     (direct_timings, gateway_timings)
+}
+
+/// Like [`interleaved`], but between two gateways.
+fn interleaved_gateways(
+    first: u16,
+    second: u16,
+    n: usize,
+    body: &[u8],
+) -> (Vec<Timing>, Vec<Timing>) {
+    interleaved(first, second, n, body, HEADERS, HEADERS)
+}
+
+/// Writes `count` people cards (`Person<i>`) into a fresh vault.
+fn write_vault(root: &Path, count: usize) {
+    for index in 0..count {
+        let folder = root.join("people");
+        std::fs::create_dir_all(&folder).expect("vault folder");
+        let text = format!(
+            "---\ntitle: Person{index}\nkeywords: [Person{index}, proj-{index}]\n---\n## who\nPerson{index} leads project {index}.\n"
+        );
+        std::fs::write(folder.join(format!("person{index}.md")), text).expect("card");
+    }
+}
+
+/// Waits until the gateway reports `count` loaded cards.
+fn wait_for_cards(port: u16, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let health = lore_test_support::http_client::get(
+            &format!("http://127.0.0.1:{port}"),
+            "/health",
+            &[],
+        );
+        if health.json()["cards"]["loaded"].as_u64() == Some(count as u64) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the card book did not load");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn row(name: &str, direct: &Samples, gateway: &Samples) {
@@ -289,6 +338,28 @@ fn run(options: &Options) {
     );
     let events: usize = through.iter().map(|t| t.events.len()).sum();
     let reads: usize = through.iter().map(|t| t.reads).sum();
+
+    // Cards: a second gateway with a 1,000-card vault; the request names one card.
+    let vault = scratch.join("vault");
+    write_vault(&vault, 1000);
+    let (_carded, carded, _) = start_gateway_with(
+        bin,
+        &scratch.join("cards"),
+        upstream,
+        &[("LORE_CARDS_VAULT", vault.display().to_string())],
+    );
+    wait_for_cards(carded, 1000);
+    let naming = serde_json::to_vec(&serde_json::json!({
+        "model": "claude-sonnet-5", "max_tokens": 64,
+        "messages": [{"role": "user", "content": "What did Person7 decide about the rollout?"}]
+    }))
+    .expect("json");
+    let (plain, carded_timings) = interleaved_gateways(gateway, carded, 250 * scale, &naming);
+    row(
+        "card injection (1,000-card vault, one card fires) vs the same gateway without cards",
+        &Samples::new(plain.iter().map(|t| t.total)),
+        &Samples::new(carded_timings.iter().map(|t| t.total)),
+    );
 
     let seconds = Duration::from_secs(if options.quick { 2 } else { 5 });
     let mut throughput = Vec::new();
