@@ -197,6 +197,20 @@ fn cards_work_for_openai_chat_and_a_vault_edit_is_picked_up() {
     );
     assert_eq!(response.header("x-lore-cards-injected"), Some("tomas"));
 
+    // The Responses API: the block becomes the first input_text part of the user's item.
+    let responses = json!({"model": "gpt-5", "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "does Mira approve?"}]}]});
+    let response = gateway.post("/v1/responses", &auth, &responses);
+    assert_eq!(response.header("x-lore-cards-injected"), Some("mira"));
+    let sent = upstream.requests().pop().unwrap().json();
+    assert_eq!(sent["input"][0]["content"][0]["type"], "input_text");
+    assert!(
+        sent["input"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Mira runs the payments team")
+    );
+    assert_eq!(sent["input"][0]["content"][1]["text"], "does Mira approve?");
+
     // Nothing matches: the body goes upstream byte for byte.
     let plain = chat_body(json!([{"role": "user", "content": "hello there"}]), false);
     gateway.post("/v1/chat/completions", &auth, &plain);

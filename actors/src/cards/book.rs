@@ -8,7 +8,7 @@
 use lore_proto::cards::{Card, KindsConfig, MatchMode};
 use lore_storage::VaultSnapshot;
 
-use super::{MatchCard, Secondary};
+use super::MatchCard;
 
 /// A vault snapshot ready for matching.
 #[derive(Debug, Clone, Default)]
@@ -49,12 +49,7 @@ pub fn match_card(card: &Card, config: &KindsConfig) -> Option<MatchCard> {
         title: card.title.clone(),
         keywords: card.keywords.clone(),
         aliases: card.aliases.clone(),
-        secondary: Secondary {
-            all: card.secondary.all.clone(),
-            any: card.secondary.any.clone(),
-            not: card.secondary.not.clone(),
-            not_all: card.secondary.not_all.clone(),
-        },
+        secondary: card.secondary.clone(),
         scan_depth: card.scan_depth,
         priority: card.priority,
         refs: card.refs.clone(),

@@ -38,25 +38,9 @@ pub use tokens::{BpeTokenCounter, TokenCounter};
 /// Largest scan depth in turns (a turn = a user and an assistant message).
 pub const MAX_SCAN_DEPTH: u8 = 10;
 
-/// Secondary words of a card; every list uses the card's own matching mode.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Secondary {
-    /// Every word must appear somewhere in the card's window.
-    pub all: Vec<String>,
-    /// At least one word must appear somewhere in the card's window.
-    pub any: Vec<String>,
-    /// Veto when any word appears in a message that produced a primary hit (lorecards semantics).
-    pub not: Vec<String>,
-    /// Veto only when every word appears in the window (SillyTavern NOT_ALL).
-    pub not_all: Vec<String>,
-}
-
-impl Secondary {
-    /// True when no list holds a word.
-    pub fn is_empty(&self) -> bool {
-        self.all.is_empty() && self.any.is_empty() && self.not.is_empty() && self.not_all.is_empty()
-    }
-}
+/// Secondary words of a card (the card format's own type); every list uses the card's matching
+/// mode.
+pub use lore_proto::cards::Secondary;
 
 /// What the engine needs to know about one card.
 #[derive(Debug, Clone, PartialEq)]
