@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use lore_actors::injection::CardSettings;
+use lore_actors::injection::{CardSettings, Placement};
 
 use crate::gateway::headers::parse_extra_headers;
 use crate::gateway::upstream::UpstreamConfig;
@@ -196,7 +196,21 @@ impl GatewayConfig {
             }
         });
         let defaults = CardSettings::default();
+        let placement = match env
+            .get("LORE_CARDS_PLACEMENT")
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("") | Some("user") => Placement::User,
+            Some("system") => Placement::System,
+            Some(other) => {
+                return Err(format!(
+                    "LORE_CARDS_PLACEMENT=`{other}` is not known; use user (default, cache-stable) or system"
+                ));
+            }
+        };
         let card_settings = CardSettings {
+            placement,
             budget_tokens: number(env, "LORE_CARDS_BUDGET", defaults.budget_tokens)?
                 .clamp(50, 20_000),
             scan_depth: number(env, "LORE_CARDS_SCAN_DEPTH", defaults.scan_depth)?.min(10),

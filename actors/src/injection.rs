@@ -15,7 +15,9 @@
 
 use std::ops::Range;
 
-use lore_proto::inject::{is_user_text, item_message, message_items, splice, with_block};
+use lore_proto::inject::{
+    is_user_text, item_message, message_items, splice, with_block, with_system_blocks,
+};
 use lore_proto::{Message, Protocol, Role};
 use lore_storage::{LedgerEntry, now_ms};
 use sha2::{Digest, Sha256};
@@ -28,9 +30,22 @@ const MAX_LEDGER_ENTRIES: usize = 200;
 /// History turns handed to the engine (the engine narrows further by scan depth).
 const HISTORY_TURNS: usize = 20;
 
+/// Where blocks go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// Before the text of the user message that made the cards fire (cache-stable; default).
+    #[default]
+    User,
+    /// At the end of the system prompt. Every new block changes the system prompt, so each one
+    /// costs a prompt-cache write of the whole conversation; for clients that want it anyway.
+    System,
+}
+
 /// How cards are injected; the gateway's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardSettings {
+    /// Where blocks go (`LORE_CARDS_PLACEMENT`).
+    pub placement: Placement,
     /// Token budget of a block (framing included).
     pub budget_tokens: usize,
     /// Default window in turns.
@@ -42,6 +57,7 @@ pub struct CardSettings {
 impl Default for CardSettings {
     fn default() -> Self {
         Self {
+            placement: Placement::User,
             budget_tokens: 600,
             scan_depth: 3,
             framing: crate::cards::DEFAULT_FRAMING.to_string(),
@@ -142,7 +158,25 @@ pub fn plan(
     if live.len() > MAX_LEDGER_ENTRIES {
         live.drain(..live.len() - MAX_LEDGER_ENTRIES);
     }
-    // 3. Rewrite the messages that carry a block.
+    // 3. Rewrite the messages that carry a block, or the system prompt.
+    if settings.placement == Placement::System {
+        let blocks: Vec<String> = live.iter().map(|entry| entry.block.clone()).collect();
+        if blocks.is_empty() {
+            return InjectionPlan {
+                body: None,
+                injected,
+                ledger: live,
+            };
+        }
+        return match with_system_blocks(protocol, body, &blocks) {
+            Ok(rewritten) => InjectionPlan {
+                body: Some(rewritten),
+                injected,
+                ledger: live,
+            },
+            Err(_) => unchanged,
+        };
+    }
     let mut replacements: Vec<(Range<usize>, String)> = Vec::with_capacity(live.len());
     for entry in &live {
         let range = items[entry.position as usize].clone();
@@ -260,6 +294,38 @@ mod tests {
         assert_eq!(next.injected, ["mira"]);
         assert_eq!(next.ledger.len(), 1);
         assert_eq!(next.ledger[0].position, 2);
+    }
+
+    #[test]
+    fn system_placement_puts_every_live_block_in_the_system_prompt() {
+        let settings = CardSettings {
+            placement: Placement::System,
+            ..CardSettings::default()
+        };
+        let body = json!({"system": "S", "messages": [{"role": "user", "content": "Mira?"}]});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let history = parse_request(Protocol::Anthropic, &bytes).unwrap().messages;
+        let plan = plan(
+            "s1",
+            Protocol::Anthropic,
+            &bytes,
+            &history,
+            &[],
+            &book(),
+            &settings,
+        );
+        let sent: Value = serde_json::from_slice(plan.body.as_ref().unwrap()).unwrap();
+        assert!(
+            sent["system"]
+                .as_str()
+                .unwrap()
+                .starts_with("S\n\n<!-- lore:cards:")
+        );
+        assert_eq!(
+            sent["messages"][0]["content"], "Mira?",
+            "messages are untouched"
+        );
+        assert_eq!(plan.injected, ["mira"]);
     }
 
     #[test]

@@ -193,3 +193,164 @@ mod tests {
         );
     }
 }
+
+/// The body with `blocks` appended to the system prompt: Anthropic `system` (string or text
+/// blocks, created when absent), OpenAI Chat's first `system`/`developer` message (one is added
+/// at the front when there is none), Responses `instructions`. Everything else stays as sent.
+pub fn with_system_blocks(
+    protocol: Protocol,
+    body: &[u8],
+    blocks: &[String],
+) -> Result<Vec<u8>, ProtoError> {
+    if blocks.is_empty() {
+        return Ok(body.to_vec());
+    }
+    let joined = blocks.join("\n\n");
+    match protocol {
+        Protocol::Anthropic => replace_top_level(body, "system", |current| match current {
+            None => Ok(Value::String(joined.clone())),
+            Some(Value::String(text)) => Ok(Value::String(format!("{text}\n\n{joined}"))),
+            Some(Value::Array(mut parts)) => {
+                for block in blocks {
+                    parts.push(serde_json::json!({"type": "text", "text": block}));
+                }
+                Ok(Value::Array(parts))
+            }
+            Some(_) => Err(ProtoError::InvalidShape(
+                "`system` is neither text nor a list".into(),
+            )),
+        }),
+        Protocol::OpenAiResponses => {
+            replace_top_level(body, "instructions", |current| match current {
+                None | Some(Value::Null) => Ok(Value::String(joined.clone())),
+                Some(Value::String(text)) => Ok(Value::String(format!("{text}\n\n{joined}"))),
+                Some(_) => Err(ProtoError::InvalidShape(
+                    "`instructions` is not text".into(),
+                )),
+            })
+        }
+        Protocol::OpenAiChat => {
+            let items = message_items(protocol, body)?;
+            let system = items.iter().find(|range| {
+                serde_json::from_slice::<Map<String, Value>>(&body[(*range).clone()])
+                    .ok()
+                    .and_then(|m| {
+                        m.get("role")
+                            .and_then(Value::as_str)
+                            .map(|r| r == "system" || r == "developer")
+                    })
+                    .unwrap_or(false)
+            });
+            match system {
+                Some(range) => {
+                    let mut message: Map<String, Value> =
+                        serde_json::from_slice(&body[range.clone()])?;
+                    match message.get_mut("content") {
+                        Some(Value::String(text)) => *text = format!("{text}\n\n{joined}"),
+                        Some(Value::Array(parts)) => {
+                            parts.push(serde_json::json!({"type": "text", "text": joined}))
+                        }
+                        _ => {
+                            return Err(ProtoError::InvalidShape(
+                                "the system message has no text content".into(),
+                            ));
+                        }
+                    }
+                    Ok(splice(
+                        body,
+                        &[(range.clone(), serde_json::to_string(&message)?)],
+                    ))
+                }
+                None => {
+                    let first = items
+                        .first()
+                        .ok_or_else(|| ProtoError::InvalidShape("no messages".into()))?;
+                    let message = serde_json::json!({"role": "system", "content": joined});
+                    let at = first.start..first.start;
+                    Ok(splice(body, &[(at, format!("{message},"))]))
+                }
+            }
+        }
+    }
+}
+
+/// Replaces (or adds, right after the opening brace) one top-level field of a JSON object body.
+fn replace_top_level(
+    body: &[u8],
+    field: &str,
+    change: impl FnOnce(Option<Value>) -> Result<Value, ProtoError>,
+) -> Result<Vec<u8>, ProtoError> {
+    let fields: Map<String, Value> = serde_json::from_slice(body)?;
+    let top: std::collections::HashMap<String, &RawValue> = serde_json::from_slice(body)?;
+    let current = fields.get(field).cloned();
+    let new_value = serde_json::to_string(&change(current)?)?;
+    match top.get(field) {
+        Some(raw) => {
+            let start = (raw.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+            let end = start + raw.get().len();
+            if end > body.len() {
+                return Err(ProtoError::InvalidShape("field outside the body".into()));
+            }
+            Ok(splice(body, &[(start..end, new_value)]))
+        }
+        None => {
+            let open = body
+                .iter()
+                .position(|byte| *byte == b'{')
+                .ok_or_else(|| ProtoError::InvalidShape("not an object".into()))?;
+            let separator = if fields.is_empty() { "" } else { "," };
+            let insert = format!("\"{field}\":{new_value}{separator}");
+            Ok(splice(body, &[(open + 1..open + 1, insert)]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod system_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn apply(protocol: Protocol, body: Value) -> Value {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        serde_json::from_slice(
+            &with_system_blocks(protocol, &bytes, &["B1".into(), "B2".into()]).unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_protocol_gets_the_blocks_in_its_system_prompt() {
+        assert_eq!(
+            apply(Protocol::Anthropic, json!({"messages": []}))["system"],
+            "B1\n\nB2"
+        );
+        assert_eq!(
+            apply(Protocol::Anthropic, json!({"system": "S", "messages": []}))["system"],
+            "S\n\nB1\n\nB2"
+        );
+        let array = apply(
+            Protocol::Anthropic,
+            json!({"system": [{"type": "text", "text": "S"}], "messages": []}),
+        );
+        assert_eq!(array["system"][2], json!({"type": "text", "text": "B2"}));
+        let chat = apply(
+            Protocol::OpenAiChat,
+            json!({"messages": [{"role": "developer", "content": "D"}, {"role": "user", "content": "u"}]}),
+        );
+        assert_eq!(chat["messages"][0]["content"], "D\n\nB1\n\nB2");
+        let chat = apply(
+            Protocol::OpenAiChat,
+            json!({"messages": [{"role": "user", "content": "u"}]}),
+        );
+        assert_eq!(
+            chat["messages"][0],
+            json!({"role": "system", "content": "B1\n\nB2"})
+        );
+        assert_eq!(chat["messages"][1]["content"], "u");
+        let responses = apply(
+            Protocol::OpenAiResponses,
+            json!({"input": "q", "instructions": "I"}),
+        );
+        assert_eq!(responses["instructions"], "I\n\nB1\n\nB2");
+    }
+}
