@@ -192,7 +192,8 @@ async fn respond(
     }
     if let Some(turn) = &turn {
         response.insert_header(("x-lore-session-id", turn.session_id.as_str()));
-        if !turn.injected.is_empty() {
+        // Only a reply the model produced saw the cards.
+        if !turn.injected.is_empty() && status.is_success() {
             response.insert_header(("x-lore-cards-injected", turn.injected.join(",")));
         }
     }
