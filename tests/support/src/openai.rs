@@ -11,20 +11,8 @@ use serde_json::{Value, json};
 
 /// Text of the last user message that has any text.
 pub(crate) fn last_user_text(body: &Value) -> Option<String> {
-    let messages = body.get("messages")?.as_array()?;
-    messages
-        .iter()
-        .rev()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
-        .find_map(|m| match m.get("content")? {
-            Value::String(s) => Some(s.clone()),
-            Value::Array(parts) => parts
-                .iter()
-                .rev()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .find_map(|p| p.get("text").and_then(Value::as_str).map(str::to_string)),
-            _ => None,
-        })
+    // Chat messages have the same shape as Anthropic's here: string content or text parts.
+    crate::anthropic::last_user_text(body)
 }
 
 fn completion_id(ctx: &Ctx) -> String {
