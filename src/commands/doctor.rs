@@ -67,6 +67,7 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
             "note     no agent found; any client that takes a base URL works: point it at http://127.0.0.1:3207"
         );
     }
+    report_vault(&dir);
     println!(
         "missing  embeddings and recall are not part of this build yet; capture works without them"
     );
@@ -82,4 +83,32 @@ fn tempfile_in(dir: &std::path::Path) -> bool {
     let ok = std::fs::write(&probe, b"ok").is_ok();
     let _ = std::fs::remove_file(&probe);
     ok
+}
+
+/// The card vault: where it is, how many cards load, how many files are skipped.
+fn report_vault(data_dir: &std::path::Path) {
+    let vault = match std::env::var("LORE_CARDS_VAULT") {
+        Ok(path) if !path.trim().is_empty() => std::path::PathBuf::from(path),
+        _ => data_dir.join("cards"),
+    };
+    let snapshot = lore_storage::Vault::new(&vault).load(None);
+    if snapshot.cards.is_empty() && snapshot.problems.is_empty() {
+        println!(
+            "missing  card vault {} has no cards (optional); create one with `lore cards init`",
+            vault.display()
+        );
+    } else if snapshot.problems.is_empty() {
+        println!(
+            "ok       card vault {}: {} cards",
+            vault.display(),
+            snapshot.cards.len()
+        );
+    } else {
+        println!(
+            "warning  card vault {}: {} cards, {} files skipped; `lore cards check` says why",
+            vault.display(),
+            snapshot.cards.len(),
+            snapshot.problems.len()
+        );
+    }
 }

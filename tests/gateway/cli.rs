@@ -200,4 +200,8 @@ fn doctor_reports_what_is_there_and_what_is_missing() {
         "{out}"
     );
     assert!(out.contains("missing  claude"), "{out}");
+    assert!(
+        out.contains("card vault") && out.contains("lore cards init"),
+        "{out}"
+    );
 }
