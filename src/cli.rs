@@ -79,6 +79,33 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Search captured conversations (BM25 over every stored message).
+    Recall {
+        /// What to look for.
+        query: String,
+        /// all, session, project or knowledge.
+        #[arg(long, default_value = "all")]
+        scope: String,
+        /// Session id for --scope session.
+        #[arg(long)]
+        session: Option<String>,
+        /// Project path for --scope project.
+        #[arg(long)]
+        project: Option<String>,
+        /// Most results.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Rebuild the search index from the stored conversations.
+    Reindex {
+        #[command(flatten)]
+        data: DataDirArg,
+    },
     /// Check the installation and say how to fix what is missing.
     Doctor {
         #[command(flatten)]

@@ -11,12 +11,21 @@ use anyhow::{Context, bail};
 
 /// Sends `GET path` to `127.0.0.1:port` and returns the status and body.
 pub fn get(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
+    request(port, "GET", path)
+}
+
+/// Sends an empty management `POST` (with `x-lore-request: 1`) and returns the status and body.
+pub fn post(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
+    request(port, "POST", path)
+}
+
+fn request(port: u16, method: &str, path: &str) -> anyhow::Result<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))
         .with_context(|| format!("cannot connect to 127.0.0.1:{port}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\nx-lore-request: 1\r\nContent-Length: 0\r\n\r\n"
     )?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;

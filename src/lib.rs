@@ -5,6 +5,7 @@
 //! - [`http`]: the route table and error shapes.
 //! - [`gateway`]: the LLM proxy path.
 //! - [`api`]: the management API and `/health`.
+//! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -16,4 +17,5 @@ pub mod config;
 pub mod gateway;
 pub mod http;
 pub mod mcp;
+pub mod recall;
 pub mod server;

@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use lore_actors::SessionRegistry;
 use lore_actors::cards::library::CardLibrary;
-use lore_storage::{Store, Vault};
+use lore_actors::indexer::{Indexer, Rebuild};
+use lore_storage::{SearchIndex, Store, Vault};
 use tracing::{info, warn};
 
 use crate::config::GatewayConfig;
@@ -33,6 +34,10 @@ pub struct AppState {
     pub store: Store,
     /// The card book, when cards are on.
     pub cards: Option<Arc<CardLibrary>>,
+    /// The search index, for recall (`None` when it could not be opened).
+    pub index: Option<Arc<SearchIndex>>,
+    /// The index writer, for `POST /api/v1/reindex`.
+    pub indexer: Option<Addr<Indexer>>,
     /// Process start, for `/health`.
     pub started_at: Instant,
 }
@@ -51,11 +56,31 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let cores = config.workers.max(1);
     let session_arbiters: Vec<Arbiter> = (0..cores).map(|_| Arbiter::new()).collect();
     let registry_arbiter = Arbiter::new();
-    let registry = SessionRegistry::new(
+    let index_arbiter = Arbiter::new();
+    let (index, indexer) = match SearchIndex::open(&config.data_dir.join("index")) {
+        Ok((index, rebuilt)) => {
+            let index = Arc::new(index);
+            let writer = Indexer::new(index.clone(), store.clone());
+            let indexer = Indexer::start_in_arbiter(&index_arbiter.handle(), |_| writer);
+            if rebuilt {
+                // A new or reset index: fill it from storage in the background.
+                indexer.do_send(Rebuild);
+            }
+            (Some(index), Some(indexer))
+        }
+        Err(err) => {
+            warn!(error = %err, "search index unavailable; capture continues, recall is off");
+            (None, None)
+        }
+    };
+    let mut registry = SessionRegistry::new(
         store.clone(),
         session_arbiters.iter().map(Arbiter::handle).collect(),
         config.eviction_after,
     );
+    if let Some(indexer) = &indexer {
+        registry = registry.with_indexer(indexer.clone().recipient());
+    }
     let registry = SessionRegistry::start_in_arbiter(&registry_arbiter.handle(), |_| registry);
 
     let listener = TcpListener::bind((config.host.as_str(), config.port))
@@ -74,6 +99,8 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         registry,
         store: store.clone(),
         cards,
+        index,
+        indexer,
         started_at,
     });
     let server = HttpServer::new(move || {

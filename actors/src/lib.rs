@@ -8,6 +8,7 @@
 //! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
 //!   state, so the turns of one session are serialized and turns of different sessions run in
 //!   parallel.
+//! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
@@ -17,6 +18,7 @@
 pub mod cards;
 pub mod error;
 pub mod history;
+pub mod indexer;
 pub mod injection;
 pub mod model;
 pub mod registry;

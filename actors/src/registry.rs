@@ -22,6 +22,7 @@ use tracing::{debug, info};
 
 use crate::error::ActorError;
 use crate::history::best_candidate;
+use crate::indexer::IndexDocs;
 use crate::model::{SessionHandle, SessionIdentity};
 use crate::session::{SessionActor, Shutdown};
 
@@ -109,6 +110,8 @@ pub struct SessionRegistry {
     index: HashMap<String, Vec<String>>,
     /// Idle time after which a session's actor is stopped (its state stays in storage).
     eviction_after: Duration,
+    /// The search index writer handed to every session actor.
+    indexer: Option<Recipient<IndexDocs>>,
     /// Counters for observation.
     counters: RegistryCounters,
 }
@@ -123,8 +126,15 @@ impl SessionRegistry {
             known: HashMap::new(),
             index: HashMap::new(),
             eviction_after,
+            indexer: None,
             counters: RegistryCounters::default(),
         }
+    }
+
+    /// Session actors started by this registry send their stored messages to `indexer`.
+    pub fn with_indexer(mut self, indexer: Recipient<IndexDocs>) -> Self {
+        self.indexer = Some(indexer);
+        self
     }
 
     /// Session ids under an index key, loading them from storage the first time.
@@ -322,7 +332,7 @@ impl SessionRegistry {
     ) -> Addr<SessionActor> {
         let store = self.store.clone();
         let registry = ctx.address();
-        let actor = SessionActor::new(record, store, registry);
+        let actor = SessionActor::new(record, store, registry).with_indexer(self.indexer.clone());
         if self.arbiters.is_empty() {
             return actor.start();
         }

@@ -22,6 +22,7 @@ use bytes::Bytes;
 use crate::cards::book::CardBook;
 use crate::error::ActorError;
 use crate::history::common_prefix;
+use crate::indexer::{IndexDocs, message_doc};
 use crate::injection::{self, CardSettings};
 use crate::model::{ProjectHint, SessionCounters};
 use crate::registry::{PathChanged, ResponseIdIssued, SessionRegistry};
@@ -93,6 +94,8 @@ pub struct SessionActor {
     store: Store,
     /// The registry, told about every change of the history so it can match later requests.
     registry: Addr<SessionRegistry>,
+    /// The search index writer, told about every stored message (none in some tests).
+    indexer: Option<Recipient<IndexDocs>>,
     /// The latest prepared turn still waiting for its reply; a reply for an older turn is stale
     /// (the client already moved on) and must not be appended after newer messages.
     open_turn: Option<u64>,
@@ -107,8 +110,26 @@ impl SessionActor {
             record,
             store,
             registry,
+            indexer: None,
             open_turn: None,
             counters: SessionCounters::default(),
+        }
+    }
+
+    /// Sends stored messages to the search index.
+    pub fn with_indexer(mut self, indexer: Option<Recipient<IndexDocs>>) -> Self {
+        self.indexer = indexer;
+        self
+    }
+
+    fn index(&self, messages: &[StoredMessage]) {
+        if let (Some(indexer), false) = (&self.indexer, messages.is_empty()) {
+            let project = self.record.project.clone().unwrap_or_default();
+            let docs = messages
+                .iter()
+                .map(|stored| message_doc(stored, &project))
+                .collect();
+            indexer.do_send(IndexDocs { docs });
         }
     }
 
@@ -176,6 +197,7 @@ impl SessionActor {
             self.counters.cards_injected += turn_plan.injected.len() as u64;
         }
         self.store.commit_turn(&self.record, &new_messages)?;
+        self.index(&new_messages);
         self.counters.messages_stored += appended as u64;
         if appended > 0 || forked {
             self.report_path();
@@ -284,6 +306,7 @@ impl SessionActor {
         self.record.turns += 1;
         self.record.updated_at_ms = now_ms();
         self.store.commit_turn(&self.record, &new_messages)?;
+        self.index(&new_messages);
         self.counters.messages_stored += new_messages.len() as u64;
         if !new_messages.is_empty() {
             self.report_path();

@@ -6,6 +6,7 @@ mod doctor;
 mod hook;
 mod inspect;
 mod mcp;
+mod recall;
 mod run;
 mod start;
 mod stop;
@@ -36,6 +37,24 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => inspect::log(&session, json, &data),
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
         Command::Doctor { data } => doctor::doctor(&data),
+        Command::Recall {
+            query,
+            scope,
+            session,
+            project,
+            limit,
+            json,
+            data,
+        } => recall::recall(
+            &query,
+            &scope,
+            session.as_deref(),
+            project.as_deref(),
+            limit,
+            json,
+            &data,
+        ),
+        Command::Reindex { data } => recall::reindex(&data),
         Command::Cards { command, vault } => cards::run(command, &vault),
         Command::Hook {
             budget,

@@ -2,8 +2,8 @@
 
 use actix_web::{guard, web};
 
-use crate::api;
 use crate::gateway::{handlers, passthrough};
+use crate::{api, recall};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -38,7 +38,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/sessions/{id}/messages",
                 web::get().to(api::session_messages),
             )
-            .route("/actors", web::get().to(api::actors)),
+            .route("/actors", web::get().to(api::actors))
+            .route("/recall", web::get().to(recall::recall))
+            .route("/reindex", web::post().to(recall::reindex)),
     )
     .default_service(web::to(passthrough::proxy));
 }

@@ -6,15 +6,18 @@
 //!
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
+//! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
 pub mod error;
+pub mod index;
 pub mod records;
 pub mod store;
 pub mod vault;
 
 pub use error::{StorageError, StorageErrorKind};
+pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };

@@ -17,6 +17,7 @@ mod errors;
 mod headers;
 mod hook;
 mod mcp;
+mod recall;
 mod routes;
 mod sessions;
 mod streaming;

@@ -1,0 +1,195 @@
+//! `Indexer`: the single writer of the search index.
+//!
+//! Session actors send it the messages they stored; it adds them at once and commits in
+//! batches (every [`COMMIT_EVERY`], or sooner past [`COMMIT_AFTER_DOCS`] documents), so a
+//! captured message is searchable within a second. It runs on its own arbiter: a commit blocks
+//! that thread only, never an HTTP worker. `Rebuild` re-reads every captured message from
+//! storage (start-up after a schema change, `lore reindex`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use lore_proto::{Message as ChatMessage, Part};
+use lore_storage::{DocKind, IndexDoc, SearchIndex, Store, StoredMessage};
+use serde::Serialize;
+use tracing::{info, warn};
+
+/// Longest time a document waits before it is committed.
+pub const COMMIT_EVERY: Duration = Duration::from_millis(250);
+/// Pending documents that trigger a commit before the timer.
+pub const COMMIT_AFTER_DOCS: usize = 512;
+
+/// Adds documents to the index.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct IndexDocs {
+    /// The documents.
+    pub docs: Vec<IndexDoc>,
+}
+
+/// Clears the index and indexes every captured message again; answers the count.
+#[derive(Message)]
+#[rtype(result = "Result<u64, String>")]
+pub struct Rebuild;
+
+/// Asks for the counters.
+#[derive(Message)]
+#[rtype(result = "IndexerCounters")]
+pub struct Observe;
+
+/// Counters of the indexer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct IndexerCounters {
+    /// Documents waiting for the next commit.
+    pub pending: usize,
+    /// Documents added since start.
+    pub indexed: u64,
+    /// Commits done.
+    pub commits: u64,
+    /// Failures.
+    pub failed: u64,
+    /// The latest failure.
+    pub last_error: Option<String>,
+}
+
+/// The indexer actor.
+pub struct Indexer {
+    /// The index (shared with searchers, who only read).
+    index: Arc<SearchIndex>,
+    /// Storage, for rebuilds.
+    store: Store,
+    /// Counters; `pending` drives the commits.
+    counters: IndexerCounters,
+}
+
+impl Indexer {
+    /// An indexer writing `index`.
+    pub fn new(index: Arc<SearchIndex>, store: Store) -> Self {
+        Self {
+            index,
+            store,
+            counters: IndexerCounters::default(),
+        }
+    }
+
+    fn commit(&mut self) {
+        if self.counters.pending == 0 {
+            return;
+        }
+        match self.index.commit() {
+            Ok(()) => {
+                self.counters.commits += 1;
+                self.counters.pending = 0;
+            }
+            Err(err) => self.fail(&err.to_string()),
+        }
+    }
+
+    fn fail(&mut self, error: &str) {
+        warn!(error, "search index write failed");
+        self.counters.failed += 1;
+        self.counters.last_error = Some(error.to_string());
+    }
+
+    fn rebuild(&mut self) -> Result<u64, String> {
+        self.index.clear().map_err(|err| err.to_string())?;
+        let mut count = 0u64;
+        for session in self.store.list_sessions().map_err(|err| err.to_string())? {
+            let log = self
+                .store
+                .session_log(&session.id)
+                .map_err(|err| err.to_string())?;
+            let project = session.project.clone().unwrap_or_default();
+            let docs: Vec<IndexDoc> = log
+                .iter()
+                .map(|stored| message_doc(stored, &project))
+                .collect();
+            count += docs.len() as u64;
+            self.index.add(&docs).map_err(|err| err.to_string())?;
+        }
+        self.index.commit().map_err(|err| err.to_string())?;
+        self.counters.pending = 0;
+        info!(documents = count, "search index rebuilt from storage");
+        Ok(count)
+    }
+}
+
+/// The search document of a stored message.
+pub fn message_doc(stored: &StoredMessage, project: &str) -> IndexDoc {
+    IndexDoc {
+        id: format!("t:{}:{}", stored.session_id, stored.seq),
+        kind: DocKind::Message,
+        project: project.to_string(),
+        session: stored.session_id.clone(),
+        title: stored.message.role.as_str().to_string(),
+        body: searchable_text(&stored.message),
+        category: String::new(),
+        created_at_ms: stored.created_at_ms,
+    }
+}
+
+/// Everything a search should find in a message: its text, tool calls and tool results.
+pub fn searchable_text(message: &ChatMessage) -> String {
+    let mut pieces = Vec::new();
+    for part in &message.parts {
+        match part {
+            Part::Text { text } => pieces.push(text.clone()),
+            Part::ToolCall {
+                name, arguments, ..
+            } => pieces.push(format!("[tool:{name}] {arguments}")),
+            Part::ToolResult { content, .. } => pieces.push(content.clone()),
+            Part::Thinking { .. } | Part::Other { .. } => {}
+        }
+    }
+    pieces.join("\n")
+}
+
+impl Actor for Indexer {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.run_interval(COMMIT_EVERY, |indexer, _| indexer.commit());
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.commit();
+    }
+}
+
+impl Handler<IndexDocs> for Indexer {
+    type Result = ();
+
+    fn handle(&mut self, msg: IndexDocs, _: &mut Self::Context) {
+        match self.index.add(&msg.docs) {
+            Ok(()) => {
+                self.counters.pending += msg.docs.len();
+                self.counters.indexed += msg.docs.len() as u64;
+                if self.counters.pending >= COMMIT_AFTER_DOCS {
+                    self.commit();
+                }
+            }
+            Err(err) => self.fail(&err.to_string()),
+        }
+    }
+}
+
+impl Handler<Rebuild> for Indexer {
+    type Result = Result<u64, String>;
+
+    fn handle(&mut self, _: Rebuild, _: &mut Self::Context) -> Self::Result {
+        let result = self.rebuild();
+        if let Err(err) = &result {
+            self.fail(err);
+        }
+        result
+    }
+}
+
+impl Handler<Observe> for Indexer {
+    type Result = MessageResult<Observe>;
+
+    fn handle(&mut self, _: Observe, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.counters.clone())
+    }
+}

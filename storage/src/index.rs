@@ -1,0 +1,413 @@
+//! The full-text search index (tantivy, BM25): captured messages now, and distillations,
+//! knowledge entries and entities as they arrive (the `kind` field is there from the start).
+//!
+//! Fields: `id` (`t:<session>:<seq>` for messages), `kind`, `project`, `session`, `title`,
+//! `body`, `category`, `created_at`; the query parser weighs title 6, body 2, category 3. The
+//! schema version is written beside the index; a different version, or an index that cannot be
+//! opened, makes [`SearchIndex::open`] start an empty index and report that it must be rebuilt
+//! from storage. Writes are batched by the caller; [`SearchIndex::commit`] makes them visible.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::{Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, Value};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::{StorageError, StorageErrorKind};
+
+/// Version of the schema below; bump it on any change.
+pub const INDEX_SCHEMA_VERSION: u32 = 1;
+const VERSION_FILE: &str = "lore-schema-version";
+/// Memory of the single indexing thread (tantivy's minimum is 15 MB).
+const WRITER_MEMORY: usize = 15_000_000;
+
+/// What a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKind {
+    /// A captured message (`t:` ids).
+    Message,
+    /// A distillation (`d:` ids).
+    Distillation,
+    /// A knowledge entry (`k:` ids).
+    Knowledge,
+    /// An entity (`e:` ids).
+    Entity,
+}
+
+impl DocKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocKind::Message => "message",
+            DocKind::Distillation => "distillation",
+            DocKind::Knowledge => "knowledge",
+            DocKind::Entity => "entity",
+        }
+    }
+}
+
+/// A document to index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexDoc {
+    /// Source id, e.g. `t:<session>:<seq>`.
+    pub id: String,
+    /// What it is.
+    pub kind: DocKind,
+    /// Project path, empty when unknown.
+    pub project: String,
+    /// Session id, empty for cross-session documents.
+    pub session: String,
+    /// Title (weighted 6): a role for messages.
+    pub title: String,
+    /// Body text (weighted 2).
+    pub body: String,
+    /// Category (weighted 3).
+    pub category: String,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: u64,
+}
+
+/// Restricts a search.
+#[derive(Debug, Clone, Default)]
+pub struct SearchFilter {
+    /// Only this session.
+    pub session: Option<String>,
+    /// Only this project.
+    pub project: Option<String>,
+    /// Only this kind.
+    pub kind: Option<DocKind>,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// Source id.
+    pub id: String,
+    /// BM25 score.
+    pub score: f32,
+    /// Kind name.
+    pub kind: String,
+    /// Session id.
+    pub session: String,
+    /// Project path.
+    pub project: String,
+    /// Title.
+    pub title: String,
+    /// Body text.
+    pub body: String,
+    /// Creation time.
+    pub created_at_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    id: Field,
+    kind: Field,
+    project: Field,
+    session: Field,
+    title: Field,
+    body: Field,
+    category: Field,
+    created_at: Field,
+}
+
+/// The index of one data directory.
+pub struct SearchIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Option<Mutex<IndexWriter>>,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex").finish_non_exhaustive()
+    }
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let fields = Fields {
+        id: builder.add_text_field("id", STRING | STORED),
+        kind: builder.add_text_field("kind", STRING | STORED),
+        project: builder.add_text_field("project", STRING | STORED),
+        session: builder.add_text_field("session", STRING | STORED),
+        title: builder.add_text_field("title", TEXT | STORED),
+        body: builder.add_text_field("body", TEXT | STORED),
+        category: builder.add_text_field("category", TEXT | STORED),
+        created_at: builder.add_u64_field("created_at", INDEXED | STORED),
+    };
+    (builder.build(), fields)
+}
+
+fn index_error(what: &str, err: impl std::fmt::Display) -> StorageError {
+    StorageError::new(StorageErrorKind::Io, format!("search index: {what}: {err}"))
+}
+
+impl SearchIndex {
+    /// Opens the index under `dir` for writing. The flag is true when the index was (re)created
+    /// empty and must be rebuilt from storage.
+    pub fn open(dir: &Path) -> Result<(Self, bool), StorageError> {
+        let (schema, fields) = schema();
+        let version_path = dir.join(VERSION_FILE);
+        let current = std::fs::read_to_string(&version_path)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok());
+        let reusable = current == Some(INDEX_SCHEMA_VERSION);
+        let opened = if reusable {
+            Index::open_in_dir(dir)
+                .ok()
+                .filter(|index| index.schema() == schema)
+        } else {
+            None
+        };
+        let (index, rebuilt) = match opened {
+            Some(index) => (index, false),
+            None => {
+                let _ = std::fs::remove_dir_all(dir);
+                std::fs::create_dir_all(dir)
+                    .map_err(|err| index_error("cannot create the folder", err))?;
+                let index = Index::create_in_dir(dir, schema)
+                    .map_err(|err| index_error("cannot create", err))?;
+                std::fs::write(&version_path, INDEX_SCHEMA_VERSION.to_string())
+                    .map_err(|err| index_error("cannot write the version", err))?;
+                (index, true)
+            }
+        };
+        let writer = index
+            .writer_with_num_threads(1, WRITER_MEMORY)
+            .map_err(|err| index_error("cannot open the writer", err))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|err| index_error("cannot open a reader", err))?;
+        Ok((
+            Self {
+                index,
+                reader,
+                writer: Some(Mutex::new(writer)),
+                fields,
+            },
+            rebuilt,
+        ))
+    }
+
+    /// Opens an existing index for searching only (another process may be writing it).
+    pub fn open_read_only(dir: &Path) -> Result<Self, StorageError> {
+        let (_, fields) = schema();
+        let index = Index::open_in_dir(dir)
+            .map_err(|err| index_error("cannot open (run `lore reindex`)", err))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|err| index_error("cannot open a reader", err))?;
+        Ok(Self {
+            index,
+            reader,
+            writer: None,
+            fields,
+        })
+    }
+
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, StorageError> {
+        let writer = self
+            .writer
+            .as_ref()
+            .ok_or_else(|| index_error("read-only", "opened for searching"))?;
+        writer.lock().map_err(|_| index_error("writer", "poisoned"))
+    }
+
+    /// Adds documents (visible after [`SearchIndex::commit`]).
+    pub fn add(&self, docs: &[IndexDoc]) -> Result<(), StorageError> {
+        let writer = self.writer()?;
+        let f = self.fields;
+        for doc in docs {
+            let mut document = TantivyDocument::default();
+            document.add_text(f.id, &doc.id);
+            document.add_text(f.kind, doc.kind.as_str());
+            document.add_text(f.project, &doc.project);
+            document.add_text(f.session, &doc.session);
+            document.add_text(f.title, &doc.title);
+            document.add_text(f.body, &doc.body);
+            document.add_text(f.category, &doc.category);
+            document.add_u64(f.created_at, doc.created_at_ms);
+            writer
+                .add_document(document)
+                .map_err(|err| index_error("cannot add a document", err))?;
+        }
+        Ok(())
+    }
+
+    /// Removes every document (before a rebuild).
+    pub fn clear(&self) -> Result<(), StorageError> {
+        self.writer()?
+            .delete_all_documents()
+            .map_err(|err| index_error("cannot clear", err))?;
+        Ok(())
+    }
+
+    /// Makes added documents searchable.
+    pub fn commit(&self) -> Result<(), StorageError> {
+        self.writer()?
+            .commit()
+            .map_err(|err| index_error("cannot commit", err))?;
+        self.reader
+            .reload()
+            .map_err(|err| index_error("cannot reload", err))?;
+        Ok(())
+    }
+
+    /// Documents visible to searches.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// BM25 search with field weights title 6, body 2, category 3 (`weights` overrides them).
+    pub fn search(
+        &self,
+        text: &str,
+        filter: &SearchFilter,
+        limit: usize,
+        weights: (f32, f32, f32),
+    ) -> Result<Vec<SearchHit>, StorageError> {
+        let f = self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.title, f.body, f.category]);
+        parser.set_field_boost(f.title, weights.0);
+        parser.set_field_boost(f.body, weights.1);
+        parser.set_field_boost(f.category, weights.2);
+        let (query, _errors) = parser.parse_query_lenient(text);
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, query)];
+        let mut exact = |field: Field, value: &str| {
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(field, value),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        };
+        if let Some(session) = &filter.session {
+            exact(f.session, session);
+        }
+        if let Some(project) = &filter.project {
+            exact(f.project, project);
+        }
+        if let Some(kind) = filter.kind {
+            exact(f.kind, kind.as_str());
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
+            .map_err(|err| index_error("search failed", err))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher
+                .doc(address)
+                .map_err(|err| index_error("cannot read a hit", err))?;
+            let text = |field: Field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            };
+            hits.push(SearchHit {
+                id: text(f.id),
+                score,
+                kind: text(f.kind),
+                session: text(f.session),
+                project: text(f.project),
+                title: text(f.title),
+                body: text(f.body),
+                created_at_ms: doc
+                    .get_first(f.created_at)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0),
+            });
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: &str, session: &str, body: &str) -> IndexDoc {
+        IndexDoc {
+            id: id.into(),
+            kind: DocKind::Message,
+            project: "/p".into(),
+            session: session.into(),
+            title: "user".into(),
+            body: body.into(),
+            category: String::new(),
+            created_at_ms: 1,
+        }
+    }
+
+    #[test]
+    fn documents_are_found_by_words_and_filtered_by_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+        assert!(rebuilt);
+        index
+            .add(&[
+                doc("t:a:0", "a", "the ledger migration failed on refunds"),
+                doc("t:b:0", "b", "refunds are processed nightly"),
+            ])
+            .unwrap();
+        index.commit().unwrap();
+        let hits = index
+            .search(
+                "refunds ledger",
+                &SearchFilter::default(),
+                10,
+                (6.0, 2.0, 3.0),
+            )
+            .unwrap();
+        assert_eq!(hits[0].id, "t:a:0");
+        assert_eq!(hits.len(), 2);
+        let only_b = SearchFilter {
+            session: Some("b".into()),
+            ..Default::default()
+        };
+        let hits = index
+            .search("refunds", &only_b, 10, (6.0, 2.0, 3.0))
+            .unwrap();
+        assert_eq!(
+            hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["t:b:0"]
+        );
+        assert!(
+            index
+                .search("AND OR ((", &SearchFilter::default(), 10, (6.0, 2.0, 3.0))
+                .is_ok(),
+            "bad syntax is lenient"
+        );
+        drop(index);
+        let (again, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+        assert!(!rebuilt);
+        assert_eq!(again.num_docs(), 2);
+    }
+
+    #[test]
+    fn a_schema_change_or_a_corrupt_index_starts_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        index.add(&[doc("t:a:0", "a", "hello")]).unwrap();
+        index.commit().unwrap();
+        drop(index);
+        std::fs::write(dir.path().join(VERSION_FILE), "0").unwrap();
+        let (index, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+        assert!(rebuilt);
+        assert_eq!(index.num_docs(), 0);
+        drop(index);
+        std::fs::write(dir.path().join("meta.json"), "garbage").unwrap();
+        let (_, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+        assert!(rebuilt);
+    }
+}
