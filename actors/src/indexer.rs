@@ -93,26 +93,32 @@ impl Indexer {
     }
 
     fn rebuild(&mut self) -> Result<u64, String> {
-        self.index.clear().map_err(|err| err.to_string())?;
-        let mut count = 0u64;
-        for session in self.store.list_sessions().map_err(|err| err.to_string())? {
-            let log = self
-                .store
-                .session_log(&session.id)
-                .map_err(|err| err.to_string())?;
-            let project = session.project.clone().unwrap_or_default();
-            let docs: Vec<IndexDoc> = log
-                .iter()
-                .map(|stored| message_doc(stored, &project))
-                .collect();
-            count += docs.len() as u64;
-            self.index.add(&docs).map_err(|err| err.to_string())?;
-        }
-        self.index.commit().map_err(|err| err.to_string())?;
+        let count = rebuild_from(&self.store, &self.index)?;
         self.counters.pending = 0;
-        info!(documents = count, "search index rebuilt from storage");
         Ok(count)
     }
+}
+
+/// Clears `index` and indexes every captured message of `store` again (forked-off ones too);
+/// returns how many were indexed. Used by the `Indexer` and by `lore reindex` without a gateway.
+pub fn rebuild_from(store: &Store, index: &SearchIndex) -> Result<u64, String> {
+    index.clear().map_err(|err| err.to_string())?;
+    let mut count = 0u64;
+    for session in store.list_sessions().map_err(|err| err.to_string())? {
+        let log = store
+            .session_log(&session.id)
+            .map_err(|err| err.to_string())?;
+        let project = session.project.clone().unwrap_or_default();
+        let docs: Vec<IndexDoc> = log
+            .iter()
+            .map(|stored| message_doc(stored, &project))
+            .collect();
+        count += docs.len() as u64;
+        index.add(&docs).map_err(|err| err.to_string())?;
+    }
+    index.commit().map_err(|err| err.to_string())?;
+    info!(documents = count, "search index rebuilt from storage");
+    Ok(count)
 }
 
 /// The search document of a stored message.

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use lore_actors::indexer::message_doc;
+use lore_actors::indexer::rebuild_from;
 use lore_storage::{SearchIndex, Store};
 use serde_json::Value;
 
@@ -88,29 +88,8 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
     let store = Store::open(&dir.join("db")).map_err(|err| anyhow::anyhow!("{err}"))?;
     let (index, _) =
         SearchIndex::open(&dir.join("index")).map_err(|err| anyhow::anyhow!("{err}"))?;
-    index.clear().map_err(|err| anyhow::anyhow!("{err}"))?;
-    let mut count = 0usize;
-    let sessions = store.list_sessions()?;
-    for (done, session) in sessions.iter().enumerate() {
-        let project = session.project.clone().unwrap_or_default();
-        let docs: Vec<_> = store
-            .session_log(&session.id)?
-            .iter()
-            .map(|stored| message_doc(stored, &project))
-            .collect();
-        count += docs.len();
-        index.add(&docs).map_err(|err| anyhow::anyhow!("{err}"))?;
-        eprintln!(
-            "indexed {} of {} sessions ({count} messages)",
-            done + 1,
-            sessions.len()
-        );
-    }
-    index.commit().map_err(|err| anyhow::anyhow!("{err}"))?;
-    println!(
-        "search index rebuilt: {count} messages from {} sessions",
-        sessions.len()
-    );
+    let count = rebuild_from(&store, &index).map_err(anyhow::Error::msg)?;
+    println!("search index rebuilt: {count} messages");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,29 +1,9 @@
 //! The command line against a real data directory: start, status, sessions, log, stop.
 
-use std::process::Command;
-
 use lore_test_support::{FakeUpstream, Script};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-
-fn lore(args: &[&str], data_dir: &std::path::Path, env: &[(&str, &str)]) -> (i32, String, String) {
-    // `--data-dir` goes right after the subcommand: `lore run` passes what follows the agent on.
-    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
-        .arg(args[0])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(&args[1..])
-        .env_remove("LORE_DATA_DIR")
-        .envs(env.iter().copied())
-        .output()
-        .expect("run lore");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn sessions_and_log_work_with_and_without_the_service() {

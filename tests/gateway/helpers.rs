@@ -238,3 +238,26 @@ pub fn single_session_with(gateway: &Gateway, count: usize) -> Value {
             .then(|| sessions[0].clone())
     })
 }
+
+/// Runs the `lore` CLI on a data directory (`--data-dir` right after the subcommand, since
+/// `lore run` passes what follows the agent on); returns exit code, stdout and stderr.
+pub fn lore(
+    args: &[&str],
+    data_dir: &std::path::Path,
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_lore"))
+        .arg(args[0])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(&args[1..])
+        .env_remove("LORE_DATA_DIR")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run lore");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

@@ -1,28 +1,10 @@
 //! Recall over captured messages: found within a second of the turn, through the API and the
 //! CLI, with and without the gateway running, and rebuilt by `lore reindex`.
 
-use std::process::Command;
-
 use lore_test_support::{FakeUpstream, Script};
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-
-fn lore(args: &[&str], data_dir: &std::path::Path) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
-        .arg(args[0])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .args(&args[1..])
-        .env_remove("LORE_DATA_DIR")
-        .output()
-        .expect("run lore");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn a_captured_message_is_found_within_a_second() {
@@ -67,15 +49,15 @@ fn a_captured_message_is_found_within_a_second() {
     assert_eq!(gateway.get("/api/v1/recall?q=x&scope=session").status, 400);
 
     let dir = gateway.data_dir().to_path_buf();
-    let (code, out, err) = lore(&["recall", "refund ledger", "--json"], &dir);
+    let (code, out, err) = lore(&["recall", "refund ledger", "--json"], &dir, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("refund ledger"), "{out}");
     gateway.stop();
     // Without the gateway: the index is read directly, and `lore reindex` rebuilds it.
-    let (code, out, err) = lore(&["reindex"], &dir);
+    let (code, out, err) = lore(&["reindex"], &dir, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 messages"), "{out}");
-    let (code, out, err) = lore(&["recall", "refund ledger"], &dir);
+    let (code, out, err) = lore(&["recall", "refund ledger"], &dir, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("race in the refund ledger") && out.contains("(t:"),
