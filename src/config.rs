@@ -61,6 +61,8 @@ pub struct GatewayConfig {
     pub keepalive_after: Duration,
     /// Idle time after which a session's actor is stopped (`LORE_SESSION_EVICTION_TIMEOUT`, seconds, 1800).
     pub eviction_after: Duration,
+    /// Whether tool-bearing requests get the `recall` tool (`LORE_RECALL_TOOL`, default on).
+    pub recall_tool: bool,
     /// HTTP worker threads (`LORE_WORKERS`, default: one per core).
     pub workers: usize,
     /// Largest accepted request body after decompression (`LORE_MAX_BODY_MB`, 64).
@@ -236,6 +238,9 @@ impl GatewayConfig {
             eviction_after: Duration::from_secs(
                 number(env, "LORE_SESSION_EVICTION_TIMEOUT", 1800u64)?.max(1),
             ),
+            recall_tool: !env
+                .get("LORE_RECALL_TOOL")
+                .is_some_and(|v| v == "off" || v == "0" || v == "false"),
             workers: number(env, "LORE_WORKERS", cores)?.clamp(1, 64),
             max_body_bytes: number(env, "LORE_MAX_BODY_MB", 64usize)?.clamp(1, 1024) * 1024 * 1024,
             gateway_cwd,

@@ -9,6 +9,8 @@ use lore_storage::{DocKind, SearchFilter, SearchHit, SearchIndex};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use lore_proto::recall_tool::RecallArguments;
+
 use crate::gateway::access::refuse_management;
 use crate::server::AppState;
 
@@ -145,5 +147,60 @@ pub async fn reindex(req: HttpRequest, state: web::Data<AppState>) -> HttpRespon
             .json(json!({"error": {"type": "index_error", "message": message}})),
         Err(err) => HttpResponse::InternalServerError()
             .json(json!({"error": {"type": "index_error", "message": err.to_string()}})),
+    }
+}
+
+/// Answers one call of the gateway's `recall` tool: Markdown for the model. Never fails: a
+/// problem becomes text the model can read.
+pub fn answer_tool(state: &AppState, session: Option<&str>, arguments: &RecallArguments) -> String {
+    if let Some(id) = arguments.id.as_deref().filter(|id| !id.trim().is_empty()) {
+        return detail(state, id.trim());
+    }
+    let Some(index) = state.index.as_ref() else {
+        return "Recall is unavailable: the search index could not be opened.".to_string();
+    };
+    let project = session
+        .and_then(|id| state.store.load_session(id).ok().flatten())
+        .and_then(|record| record.project);
+    let filter = match filter_for(arguments.scope.as_deref(), session, project.as_deref()) {
+        Ok(filter) => filter,
+        Err(message) => return format!("Recall could not run: {message}."),
+    };
+    match index.search(&arguments.query, &filter, TOOL_RESULTS, FTS_WEIGHTS) {
+        Ok(hits) if hits.is_empty() => format!("No results for \"{}\".", arguments.query),
+        Ok(hits) => {
+            let mut out = format!("## Recall Results\n\nFound {} results.\n\n", hits.len());
+            for hit in &hits {
+                let snippet: String = hit.body.chars().take(600).collect();
+                out.push_str(&format!(
+                    "- ({}) {} ({})\n",
+                    hit.title,
+                    snippet.replace('\n', " "),
+                    hit.id
+                ));
+            }
+            out
+        }
+        Err(err) => format!("Recall failed: {err}"),
+    }
+}
+
+/// Results the tool lists.
+const TOOL_RESULTS: usize = 10;
+
+/// The full text of one stored record, by id.
+fn detail(state: &AppState, id: &str) -> String {
+    let found = id
+        .strip_prefix("t:")
+        .and_then(|rest| rest.rsplit_once(':'))
+        .and_then(|(session, seq)| Some((session, seq.parse::<u64>().ok()?)))
+        .and_then(|(session, seq)| state.store.load_message(session, seq).ok().flatten());
+    match found {
+        Some(stored) => format!(
+            "## Recall Detail: {id}\n\n({})\n{}",
+            stored.message.role.as_str(),
+            lore_actors::indexer::searchable_text(&stored.message)
+        ),
+        None => format!("Nothing is stored under {id}."),
     }
 }

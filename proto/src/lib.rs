@@ -10,6 +10,7 @@
 //! * [`wire`]: shared helpers for the lossless wire types ([`wire::Tolerant`], [`wire::Field`]).
 //! * [`error`]: the crate error, [`ProtoError`].
 //! * [`cards`]: the lore-card file format (Markdown + YAML frontmatter) and `kinds.yaml`.
+//! * [`recall_tool`]: the `recall` tool on the wire: its definition, markers, expansion, follow-ups.
 //! * [`lorebook`]: SillyTavern World Info and Character Card V2/V3 `character_book` import/export.
 
 pub mod anthropic;
@@ -22,6 +23,7 @@ pub mod lorebook;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod protocol;
+pub mod recall_tool;
 pub mod sse;
 pub mod wire;
 

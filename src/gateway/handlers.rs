@@ -24,6 +24,7 @@ use tracing::{debug, warn};
 use crate::gateway::capture::{RequestFacts, Turn, begin_turn, capture_failed};
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
+use crate::gateway::recall::{self, RecallRun};
 use crate::gateway::relay::Relay;
 use crate::gateway::upstream::{Ingress, resolve};
 use crate::gateway::{access, header_str};
@@ -114,18 +115,26 @@ async fn handle_llm(
     debug!(rule = resolved.rule, upstream = %forward::origin(&resolved.url), "routing");
     let no_store = header_str(headers, "x-lore-no-store")
         .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    // Recall markers in the history become the calls and results the model saw.
+    let body = recall::expand(&state, protocol, &body).unwrap_or(body);
+    let with_tool = if no_store {
+        None
+    } else {
+        recall::inject(&state, protocol, &body)
+    };
     let outbound = Outbound {
         method: Method::POST,
         url: &resolved.url,
         client_headers: headers,
         extra_headers: &state.config.extra_headers,
-        body: body.clone(),
+        body: with_tool.clone().unwrap_or_else(|| body.clone()),
     };
     let book = state
         .cards
         .as_ref()
         .map(|library| (library.current(), library.settings.clone()));
     let cards_on = book.as_ref().is_some_and(|(book, _)| !book.is_idle());
+    let mut forwarded = outbound.body.clone();
     let (upstream, turn) = if no_store {
         (
             forward::send(&client, &outbound, &state.config.retry).await,
@@ -136,8 +145,12 @@ async fn handle_llm(
         let turn = begin_turn(&state, RequestFacts::read(headers), body, protocol, book).await;
         let mut outbound = outbound;
         if let Some(rewritten) = turn.as_ref().and_then(|turn| turn.body.clone()) {
-            outbound.body = rewritten;
+            outbound.body = match with_tool {
+                Some(_) => recall::inject(&state, protocol, &rewritten).unwrap_or(rewritten),
+                None => rewritten,
+            };
         }
+        forwarded = outbound.body.clone();
         (
             forward::send(&client, &outbound, &state.config.retry).await,
             turn,
@@ -151,7 +164,16 @@ async fn handle_llm(
         Ok(response) => response,
         Err(err) => return errors::upstream_unreachable(protocol, &err.to_string()),
     };
-    respond(upstream, protocol, turn, &state).await
+    let recall = with_tool.map(|_| RecallRun {
+        state: state.clone(),
+        client: client.clone(),
+        url: resolved.url.clone(),
+        headers: headers.clone(),
+        protocol,
+        body: forwarded,
+        session_id: turn.as_ref().map(|turn| turn.session_id.clone()),
+    });
+    respond(upstream, protocol, turn, &state, recall).await
 }
 
 /// Runs the upstream call and the capture side by side. The capture may finish after the
@@ -182,6 +204,7 @@ async fn respond(
     protocol: Protocol,
     turn: Option<Turn>,
     state: &AppState,
+    recall: Option<RecallRun>,
 ) -> HttpResponse {
     let status = upstream.status();
     let mut response = HttpResponse::build(status);
@@ -202,6 +225,15 @@ async fn respond(
         .get("content-type")
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("text/event-stream"));
+    if let Some(run) = recall
+        && status.is_success()
+    {
+        if is_stream {
+            let stream = recall::stream::relay(run, upstream, turn, state.config.keepalive_after);
+            return response.streaming(stream);
+        }
+        return recall::json::respond(run, upstream, turn, response).await;
+    }
     if is_stream && status.is_success() {
         let completion = turn.map(|turn| turn.completion);
         let relay = Relay::new(upstream, protocol, completion, state.config.keepalive_after);

@@ -5,6 +5,7 @@
 //! - [`passthrough`]: every other path, proxied untouched.
 //! - [`forward`]: the upstream client and its retries.
 //! - [`relay`]: chunk-by-chunk relaying with a tee into the stream accumulator.
+//! - [`recall`]: the `recall` tool: injection, markers, in-stream follow-ups.
 //! - [`upstream`]: which upstream a request goes to.
 //! - [`headers`]: which headers cross the gateway.
 //! - [`identity`]: session headers, fingerprints and project attribution.
@@ -17,6 +18,7 @@ pub mod handlers;
 pub mod headers;
 pub mod identity;
 pub mod passthrough;
+pub mod recall;
 pub mod relay;
 pub mod upstream;
 

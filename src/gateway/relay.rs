@@ -85,33 +85,6 @@ where
             }
         }
     }
-
-    fn keepalive_bytes(&self) -> Bytes {
-        match self.protocol {
-            Protocol::Anthropic => {
-                Bytes::from_static(b"event: ping\ndata: {\"type\": \"ping\"}\n\n")
-            }
-            Protocol::OpenAiChat | Protocol::OpenAiResponses => {
-                Bytes::from_static(b": keepalive\n\n")
-            }
-        }
-    }
-
-    fn error_event(&self, message: &str) -> Bytes {
-        let escaped = serde_json::Value::String(message.to_string()).to_string();
-        let text = match self.protocol {
-            Protocol::Anthropic => format!(
-                "event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"api_error\",\"message\":{escaped}}}}}\n\n"
-            ),
-            Protocol::OpenAiChat => {
-                format!("data: {{\"error\":{{\"message\":{escaped},\"type\":\"api_error\"}}}}\n\n")
-            }
-            Protocol::OpenAiResponses => format!(
-                "event: error\ndata: {{\"type\":\"error\",\"code\":\"upstream_error\",\"message\":{escaped}}}\n\n"
-            ),
-        };
-        Bytes::from(text)
-    }
 }
 
 impl<S> Stream for Relay<S>
@@ -138,9 +111,10 @@ where
                 let at_boundary = this.decoder.is_at_boundary();
                 this.complete();
                 if at_boundary {
-                    let event = this.error_event(&format!(
-                        "the upstream stream broke before the reply was complete: {err}"
-                    ));
+                    let event = error_event(
+                        this.protocol,
+                        &format!("the upstream stream broke before the reply was complete: {err}"),
+                    );
                     Poll::Ready(Some(Ok(event)))
                 } else {
                     Poll::Ready(Some(Err(actix_web::error::ErrorBadGateway(
@@ -162,8 +136,10 @@ where
                 // The upstream closed without finishing the reply: tell the client so it does
                 // not take a truncated answer for a whole one.
                 warn!("upstream stream ended before its terminal event");
-                let event =
-                    this.error_event("the upstream stream ended before the reply was complete");
+                let event = error_event(
+                    this.protocol,
+                    "the upstream stream ended before the reply was complete",
+                );
                 Poll::Ready(Some(Ok(event)))
             }
             Poll::Pending => {
@@ -174,7 +150,7 @@ where
                     let _ = this.keepalive.as_mut().poll(cx);
                     if this.decoder.is_at_boundary() {
                         debug!("upstream silent; keepalive sent");
-                        return Poll::Ready(Some(Ok(this.keepalive_bytes())));
+                        return Poll::Ready(Some(Ok(keepalive_bytes(this.protocol))));
                     }
                 }
                 Poll::Pending
@@ -213,4 +189,29 @@ fn is_terminal(protocol: Protocol, event: &SseEvent) -> bool {
             Some("response.completed" | "response.failed" | "response.incomplete")
         ),
     }
+}
+
+/// What keeps a quiet stream alive in each protocol.
+pub(crate) fn keepalive_bytes(protocol: Protocol) -> Bytes {
+    match protocol {
+        Protocol::Anthropic => Bytes::from_static(b"event: ping\ndata: {\"type\": \"ping\"}\n\n"),
+        Protocol::OpenAiChat | Protocol::OpenAiResponses => Bytes::from_static(b": keepalive\n\n"),
+    }
+}
+
+/// An error event in the protocol's own stream shape.
+pub(crate) fn error_event(protocol: Protocol, message: &str) -> Bytes {
+    let escaped = serde_json::Value::String(message.to_string()).to_string();
+    let text = match protocol {
+        Protocol::Anthropic => format!(
+            "event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"api_error\",\"message\":{escaped}}}}}\n\n"
+        ),
+        Protocol::OpenAiChat => {
+            format!("data: {{\"error\":{{\"message\":{escaped},\"type\":\"api_error\"}}}}\n\n")
+        }
+        Protocol::OpenAiResponses => format!(
+            "event: error\ndata: {{\"type\":\"error\",\"code\":\"upstream_error\",\"message\":{escaped}}}\n\n"
+        ),
+    };
+    Bytes::from(text)
 }

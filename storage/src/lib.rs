@@ -12,6 +12,7 @@
 
 pub mod error;
 pub mod index;
+pub mod recalls;
 pub mod records;
 pub mod store;
 pub mod vault;

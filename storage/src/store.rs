@@ -88,6 +88,11 @@ impl Store {
         })
     }
 
+    /// A named tree of the database, for the modules that keep their own records.
+    pub(crate) fn tree(&self, name: &str) -> Result<sled::Tree, StorageError> {
+        Ok(self.db.open_tree(name)?)
+    }
+
     /// Forces every pending write to disk.
     pub fn flush(&self) -> Result<(), StorageError> {
         self.db.flush()?;

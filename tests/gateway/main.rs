@@ -18,6 +18,7 @@ mod headers;
 mod hook;
 mod mcp;
 mod recall;
+mod recall_tool;
 mod routes;
 mod sessions;
 mod streaming;

@@ -31,7 +31,7 @@ fn message_id(ctx: &Ctx) -> String {
 }
 
 fn stop_reason(reply: &Reply) -> &'static str {
-    if reply.tool.is_some() {
+    if !reply.tools.is_empty() {
         "tool_use"
     } else {
         "end_turn"
@@ -61,7 +61,7 @@ fn content(reply: &Reply) -> Vec<Value> {
     if reply.text.is_some() {
         out.push(json!({"type": "text", "text": reply.full_text()}));
     }
-    if let Some(t) = &reply.tool {
+    for t in &reply.tools {
         out.push(json!({"type": "tool_use", "id": t.id, "name": t.name, "input": t.arguments}));
     }
     out
@@ -135,7 +135,7 @@ pub(crate) fn events(reply: &Reply, ctx: &Ctx) -> Vec<Frame> {
             .collect();
         blocks.push((json!({"type": "text", "text": ""}), deltas));
     }
-    if let Some(t) = &reply.tool {
+    for t in &reply.tools {
         let i = blocks.len();
         let deltas = t
             .fragments

@@ -20,7 +20,7 @@ fn completion_id(ctx: &Ctx) -> String {
 }
 
 fn finish_reason(reply: &Reply) -> &'static str {
-    if reply.tool.is_some() {
+    if !reply.tools.is_empty() {
         "tool_calls"
     } else {
         "stop"
@@ -56,12 +56,18 @@ pub(crate) fn json(reply: &Reply, ctx: &Ctx) -> Value {
         "refusal": null,
         "annotations": [],
     });
-    if let Some(t) = &reply.tool {
-        message["tool_calls"] = json!([{
-            "id": t.id,
-            "type": "function",
-            "function": {"name": t.name, "arguments": t.arguments_json()},
-        }]);
+    if !reply.tools.is_empty() {
+        message["tool_calls"] = reply
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "id": t.id,
+                    "type": "function",
+                    "function": {"name": t.name, "arguments": t.arguments_json()},
+                })
+            })
+            .collect();
     }
     json!({
         "id": completion_id(ctx),
@@ -118,11 +124,11 @@ pub(crate) fn events(reply: &Reply, ctx: &Ctx) -> Vec<Frame> {
                 .map(|c| chunk(ctx, json!({"content": c}), None, true)),
         );
     }
-    if let Some(t) = &reply.tool {
+    for (index, t) in reply.tools.iter().enumerate() {
         out.push(chunk(
             ctx,
             json!({"tool_calls": [{
-                "index": 0,
+                "index": index,
                 "id": t.id,
                 "type": "function",
                 "function": {"name": t.name, "arguments": ""},
@@ -133,7 +139,7 @@ pub(crate) fn events(reply: &Reply, ctx: &Ctx) -> Vec<Frame> {
         out.extend(t.fragments.iter().map(|f| {
             chunk(
                 ctx,
-                json!({"tool_calls": [{"index": 0, "function": {"arguments": f}}]}),
+                json!({"tool_calls": [{"index": index, "function": {"arguments": f}}]}),
                 None,
                 false,
             )

@@ -46,8 +46,12 @@ fn message_item_id(ctx: &Ctx) -> String {
     format!("msg_fake{:06}", ctx.n)
 }
 
-fn function_item_id(ctx: &Ctx) -> String {
-    format!("fc_fake{:06}", ctx.n)
+fn function_item_id(ctx: &Ctx, call: usize) -> String {
+    if call == 0 {
+        format!("fc_fake{:06}", ctx.n)
+    } else {
+        format!("fc_fake{:06}_{call}", ctx.n)
+    }
 }
 
 fn reasoning_item_id(ctx: &Ctx) -> String {
@@ -94,9 +98,9 @@ fn output_items(reply: &Reply, ctx: &Ctx) -> Vec<Value> {
             "content": [output_text_part(&reply.full_text())],
         }));
     }
-    if let Some(t) = &reply.tool {
+    for (call, t) in reply.tools.iter().enumerate() {
         out.push(json!({
-            "id": function_item_id(ctx),
+            "id": function_item_id(ctx, call),
             "type": "function_call",
             "status": "completed",
             "arguments": t.arguments_json(),
@@ -247,8 +251,8 @@ pub(crate) fn events(reply: &Reply, ctx: &Ctx) -> Vec<Frame> {
         );
         index += 1;
     }
-    if let Some(t) = &reply.tool {
-        let item_id = function_item_id(ctx);
+    for (call, t) in reply.tools.iter().enumerate() {
+        let item_id = function_item_id(ctx, call);
         let added = json!({
             "id": item_id, "type": "function_call", "status": "in_progress",
             "arguments": "", "call_id": t.id, "name": t.name,
@@ -275,6 +279,7 @@ pub(crate) fn events(reply: &Reply, ctx: &Ctx) -> Vec<Frame> {
             json!({"output_index": index, "item": done_items[index]}),
             false,
         );
+        index += 1;
     }
     s.push(
         "response.completed",

@@ -33,6 +33,13 @@ pub enum Script {
         /// Optional text before the call.
         text: Option<String>,
     },
+    /// Reply with several tool calls in one message (parallel calls), optionally after text.
+    ToolCalls {
+        /// `(name, id, arguments)` of each call, in order.
+        calls: Vec<(String, String, serde_json::Value)>,
+        /// Optional text before the calls.
+        text: Option<String>,
+    },
     /// Anthropic thinking block with signature, then text (OpenAI: reasoning item / text only).
     Thinking {
         /// Thinking text.
@@ -137,7 +144,7 @@ pub(crate) struct Reply {
     pub thinking: Option<ThinkingPart>,
     /// Text deltas; `None` = no text block at all.
     pub text: Option<Vec<String>>,
-    pub tool: Option<ToolPart>,
+    pub tools: Vec<ToolPart>,
 }
 
 impl Reply {
@@ -151,7 +158,7 @@ impl Reply {
         if let Some(t) = &self.thinking {
             chars += t.text().chars().count();
         }
-        if let Some(t) = &self.tool {
+        for t in &self.tools {
             chars += t.name.chars().count() + t.arguments_json().chars().count();
         }
         (chars as u64).div_ceil(4).max(1)
@@ -271,7 +278,15 @@ pub(crate) fn plan(script: Option<Script>, default_text: &str, settings: &Settin
             text,
         }) => Reply {
             text: text.map(|t| split_chunks(&t, auto_chunks(&t))),
-            tool: Some(tool_part(id, name, arguments)),
+            tools: vec![tool_part(id, name, arguments)],
+            ..Reply::default()
+        },
+        Some(Script::ToolCalls { calls, text }) => Reply {
+            text: text.map(|t| split_chunks(&t, auto_chunks(&t))),
+            tools: calls
+                .into_iter()
+                .map(|(name, id, arguments)| tool_part(id, name, arguments))
+                .collect(),
             ..Reply::default()
         },
         Some(Script::Thinking {
@@ -284,7 +299,7 @@ pub(crate) fn plan(script: Option<Script>, default_text: &str, settings: &Settin
                 signature,
             }),
             text: Some(split_chunks(&text, auto_chunks(&text))),
-            tool: None,
+            tools: Vec::new(),
         },
         Some(Script::Error {
             status,

@@ -233,9 +233,10 @@ fn unix_now() -> u64 {
         .unwrap_or(0)
 }
 
-/// `[[call:NAME]]` in the request's final message, a user message → a call of tool NAME with
-/// fixed arguments. Only the final message counts, so the follow-up carrying the tool result
-/// gets an ordinary text reply.
+/// `[[call:NAME]]` or `[[call:NAME {json arguments}]]` in the text of the request's final
+/// message, a user message → a call of tool NAME (fixed arguments when none are given). Several
+/// directives make parallel calls. Only the final message's own text counts (never a tool
+/// result), so the follow-up carrying the tool result gets an ordinary text reply.
 fn tool_call_directive(body: &Value, n: u64) -> Option<Script> {
     let last = match body.get("messages").or_else(|| body.get("input"))? {
         Value::Array(items) => items.last()?,
@@ -245,18 +246,63 @@ fn tool_call_directive(body: &Value, n: u64) -> Option<Script> {
     if !is_user {
         return None;
     }
-    let text = last.to_string();
-    let start = text.find("[[call:")? + "[[call:".len();
-    let name = text[start..].split("]]").next()?.trim();
-    if name.is_empty() || name.len() > 64 {
-        return None;
+    let text = own_text(last);
+    let mut calls = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("[[call:") {
+        let after = &rest[start + "[[call:".len()..];
+        let Some(end) = after.find("]]") else { break };
+        let directive = after[..end].trim();
+        rest = &after[end + 2..];
+        let (name, arguments) = match directive.split_once(char::is_whitespace) {
+            Some((name, json)) => (name, serde_json::from_str(json.trim()).ok()),
+            None => (directive, None),
+        };
+        if name.is_empty() || name.len() > 64 {
+            continue;
+        }
+        let arguments =
+            arguments.unwrap_or_else(|| serde_json::json!({"requested_by": "directive", "n": n}));
+        let id = if calls.is_empty() {
+            format!("call_fake_{n}")
+        } else {
+            format!("call_fake_{n}_{}", calls.len())
+        };
+        calls.push((name.to_string(), id, arguments));
     }
-    Some(Script::ToolCall {
-        name: name.to_string(),
-        id: format!("call_fake_{n}"),
-        arguments: serde_json::json!({"requested_by": "directive", "n": n}),
-        text: None,
-    })
+    match calls.len() {
+        0 => None,
+        1 => calls.pop().map(|(name, id, arguments)| Script::ToolCall {
+            name,
+            id,
+            arguments,
+            text: None,
+        }),
+        _ => Some(Script::ToolCalls { calls, text: None }),
+    }
+}
+
+/// The text a message itself carries: a plain string, or its text blocks (never tool results).
+fn own_text(message: &Value) -> String {
+    let content = match message {
+        Value::String(text) => return text.clone(),
+        other => other.get("content"),
+    };
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|block| {
+                matches!(
+                    block.get("type").and_then(Value::as_str),
+                    Some("text" | "input_text")
+                )
+            })
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
 
 async fn llm(

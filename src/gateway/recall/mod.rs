@@ -1,0 +1,177 @@
+//! The recall tool in the gateway.
+//!
+//! A request that already carries tools gets `recall` as its last tool. When the model calls it,
+//! the client never sees the call: the call becomes a text marker. If the model called recall
+//! and nothing else, the gateway answers the call, asks the upstream again with the result (a
+//! follow-up, up to [`MAX_RECALL_DEPTH`] times) and continues the same client response with the
+//! new reply. If it came with client tools, the client gets those, and the recall result reaches
+//! the model on the next turn, when the marker is expanded back into the call and its result
+//! ([`lore_proto::recall_tool::expand`]). Every answered call is kept in storage by its marker
+//! key, so a restart loses nothing.
+//!
+//! * [`anthropic_leg`], [`chat_leg`]: one upstream stream of a response, event by event.
+//! * [`stream`]: the streamed response across legs; [`json`]: the same for JSON replies.
+
+pub(crate) mod anthropic_leg;
+pub(crate) mod chat_leg;
+pub(crate) mod json;
+pub(crate) mod stream;
+
+use actix_web::http::Method;
+use actix_web::http::header::HeaderMap;
+use actix_web::web;
+use awc::ClientResponse;
+use bytes::Bytes;
+use lore_proto::Protocol;
+use lore_proto::recall_tool::{
+    RecallArguments, RecallRecord, anthropic_followup, chat_followup, expand_markers,
+    with_recall_tool,
+};
+use lore_storage::now_ms;
+use serde_json::Value;
+use tracing::{debug, warn};
+
+use crate::gateway::capture::{RequestFacts, Turn, begin_turn};
+use crate::gateway::forward::{self, Outbound, UpstreamClient};
+use crate::server::AppState;
+
+/// Most follow-ups one client response may take.
+pub(crate) const MAX_RECALL_DEPTH: usize = 10;
+
+/// One recall call of a leg, with the marker the client sees in its place.
+#[derive(Debug, Clone)]
+pub(crate) struct LegCall {
+    /// The marker key (`r:…`).
+    pub key: String,
+    /// The model's call id.
+    pub call_id: String,
+    /// The arguments as compact JSON.
+    pub input: String,
+    /// The marker text.
+    pub marker: String,
+}
+
+/// What a follow-up needs: where the request went and how.
+pub(crate) struct RecallRun {
+    pub state: web::Data<AppState>,
+    pub client: web::Data<UpstreamClient>,
+    pub url: String,
+    pub headers: HeaderMap,
+    pub protocol: Protocol,
+    /// The body the upstream got last (the original, then each follow-up).
+    pub body: Bytes,
+    /// The asking session, for scope `session` and `project`.
+    pub session_id: Option<String>,
+}
+
+/// The prefix of a follow-up's assistant message: Anthropic blocks or Chat text.
+pub(crate) enum Prefix {
+    Blocks(Vec<Value>),
+    Text(String),
+}
+
+impl RecallRun {
+    /// Answers each call and keeps its record; `continued` says the gateway goes on itself.
+    pub(crate) async fn answer(&self, calls: &[LegCall], continued: bool) -> Vec<RecallRecord> {
+        let mut records = Vec::with_capacity(calls.len());
+        for call in calls {
+            let arguments = RecallArguments::parse(&call.input);
+            let state = self.state.clone();
+            let session = self.session_id.clone();
+            let mut record = RecallRecord {
+                key: call.key.clone(),
+                call_id: call.call_id.clone(),
+                input: call.input.clone(),
+                result: String::new(),
+                continued,
+                created_at_ms: now_ms(),
+            };
+            // Answered and made durable before the client can see the end of the response,
+            // so the marker expands even after a crash.
+            let answered = web::block(move || {
+                record.result = crate::recall::answer_tool(&state, session.as_deref(), &arguments);
+                let kept = state
+                    .store
+                    .put_recall(&record)
+                    .and_then(|()| state.store.flush());
+                if let Err(err) = kept {
+                    warn!(error = %err, "could not keep a recall result; its marker will stay text");
+                }
+                record
+            })
+            .await;
+            match answered {
+                Ok(record) => records.push(record),
+                Err(err) => warn!(error = %err, "recall could not run"),
+            }
+        }
+        debug!(calls = records.len(), continued, "recall answered");
+        records
+    }
+
+    /// Sends the follow-up carrying `records` and captures it as a turn of the session.
+    pub(crate) async fn follow_up(
+        &mut self,
+        prefix: Prefix,
+        records: &[RecallRecord],
+    ) -> Result<(ClientResponse, Option<Turn>), String> {
+        let body = match prefix {
+            Prefix::Blocks(blocks) => anthropic_followup(&self.body, &blocks, records),
+            Prefix::Text(text) => chat_followup(&self.body, &text, records),
+        }
+        .map_err(|err| err.to_string())?;
+        self.body = Bytes::from(body);
+        let turn = begin_turn(
+            &self.state,
+            RequestFacts::read(&self.headers),
+            self.body.clone(),
+            self.protocol,
+            None,
+        )
+        .await;
+        let outbound = Outbound {
+            method: Method::POST,
+            url: &self.url,
+            client_headers: &self.headers,
+            extra_headers: &self.state.config.extra_headers,
+            body: self.body.clone(),
+        };
+        let response = forward::send(&self.client, &outbound, &self.state.config.retry)
+            .await
+            .map_err(|err| err.to_string())?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "the upstream answered the recall follow-up with {}",
+                response.status()
+            ));
+        }
+        Ok((response, turn))
+    }
+}
+
+/// The body with every recall marker expanded, when it has any the store knows.
+pub(crate) fn expand(state: &AppState, protocol: Protocol, body: &Bytes) -> Option<Bytes> {
+    let store = &state.store;
+    let lookup = |key: &str| store.recall_record(key).ok().flatten();
+    match expand_markers(protocol, body, &lookup) {
+        Ok(expanded) => expanded.map(Bytes::from),
+        Err(err) => {
+            warn!(error = %err, "recall markers could not be expanded; forwarding as sent");
+            None
+        }
+    }
+}
+
+/// The body with the recall tool added, when the request has tools and recall is on.
+pub(crate) fn inject(state: &AppState, protocol: Protocol, body: &Bytes) -> Option<Bytes> {
+    if !state.config.recall_tool {
+        return None;
+    }
+    match with_recall_tool(protocol, body) {
+        Ok(injected) => injected.map(Bytes::from),
+        Err(err) => {
+            debug!(error = %err, "recall tool not added");
+            None
+        }
+    }
+}
