@@ -6,6 +6,7 @@
 //! schema version is written beside the index; a different version, or an index that cannot be
 //! opened, makes [`SearchIndex::open`] start an empty index and report that it must be rebuilt
 //! from storage. Writes are batched by the caller; [`SearchIndex::commit`] makes them visible.
+//! [`SearchIndex::get`] finds one document by its exact id (the `id` field is a raw term).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -309,26 +310,50 @@ impl SearchIndex {
             let doc: TantivyDocument = searcher
                 .doc(address)
                 .map_err(|err| index_error("cannot read a hit", err))?;
-            let text = |field: Field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            };
-            hits.push(SearchHit {
-                id: text(f.id),
-                score,
-                kind: text(f.kind),
-                session: text(f.session),
-                project: text(f.project),
-                title: text(f.title),
-                body: text(f.body),
-                created_at_ms: doc
-                    .get_first(f.created_at)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(0),
-            });
+            hits.push(self.hit_from(&doc, score));
         }
         Ok(hits)
+    }
+
+    /// The document whose id is exactly `id` (the `id` field is a raw `STRING` term), scored 0.
+    pub fn get(&self, id: &str) -> Result<Option<SearchHit>, StorageError> {
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.id, id),
+            IndexRecordOption::Basic,
+        );
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())
+            .map_err(|err| index_error("lookup failed", err))?;
+        let Some((_, address)) = top.into_iter().next() else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = searcher
+            .doc(address)
+            .map_err(|err| index_error("cannot read a document", err))?;
+        Ok(Some(self.hit_from(&doc, 0.0)))
+    }
+
+    fn hit_from(&self, doc: &TantivyDocument, score: f32) -> SearchHit {
+        let f = self.fields;
+        let text = |field: Field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        SearchHit {
+            id: text(f.id),
+            score,
+            kind: text(f.kind),
+            session: text(f.session),
+            project: text(f.project),
+            title: text(f.title),
+            body: text(f.body),
+            created_at_ms: doc
+                .get_first(f.created_at)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+        }
     }
 }
 
@@ -392,6 +417,35 @@ mod tests {
         let (again, rebuilt) = SearchIndex::open(dir.path()).unwrap();
         assert!(!rebuilt);
         assert_eq!(again.num_docs(), 2);
+    }
+
+    #[test]
+    fn a_document_is_found_by_its_exact_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path()).unwrap();
+        index
+            .add(&[
+                doc("t:a:0", "a", "first words"),
+                doc("t:a:1", "a", "second words"),
+                doc("t:a:10", "a", "tenth words"),
+            ])
+            .unwrap();
+        index.commit().unwrap();
+        let hit = index.get("t:a:1").unwrap().unwrap();
+        assert_eq!(hit.id, "t:a:1");
+        assert_eq!(hit.body, "second words");
+        assert_eq!(hit.session, "a");
+        assert_eq!(hit.kind, "message");
+        assert!(index.get("t:a").unwrap().is_none(), "no prefix match");
+        assert!(
+            index.get("T:A:1").unwrap().is_none(),
+            "ids are not lowercased"
+        );
+        assert!(index.get("").unwrap().is_none());
+        assert!(
+            index.get("t:a:1 OR *").unwrap().is_none(),
+            "no query syntax"
+        );
     }
 
     #[test]
