@@ -92,9 +92,10 @@ impl Line {
         let hit = &fused.hit;
         let (title, _) = cut(&one_line(&hit.title), MAX_TITLE_CHARS);
         let when = age(now_ms, hit.created_at_ms);
+        let name = if title.is_empty() { &hit.id } else { &title };
         let prefix = match fused.source {
-            RecallSource::Knowledge => format!("- **{title}** ({when}): "),
-            RecallSource::Entity => format!("- **{title}**: "),
+            RecallSource::Knowledge => format!("- **{name}** ({when}): "),
+            RecallSource::Entity => format!("- **{name}**: "),
             RecallSource::Distillation => "- [lossy] ".to_string(),
             RecallSource::Message => {
                 let role = if title.is_empty() { "message" } else { &title };

@@ -93,6 +93,13 @@ fn few_results_are_backfilled_to_three_and_none_reads_plainly() {
     let text = format_results("x", &outcome, NOW, DEFAULT_CHAR_BUDGET);
     assert!(text.contains("showing top 3"));
     assert!(text.contains("*3 of 5 results shown.*"));
+    let untitled = RecallOutcome {
+        hits: vec![fused(doc("k:7", "", "Body.", 0), 1.0)],
+        candidates: 1,
+        notes: vec![],
+    };
+    let text = format_results("x", &untitled, NOW, DEFAULT_CHAR_BUDGET);
+    assert!(text.contains("- **k:7** (undated): Body. (k:7)"), "{text}");
     let empty = format_results("lost \"thing\"", &RecallOutcome::default(), NOW, 100);
     assert_eq!(
         empty,
