@@ -21,6 +21,7 @@ pub mod history;
 pub mod indexer;
 pub mod injection;
 pub mod model;
+pub mod recall;
 pub mod registry;
 pub mod session;
 

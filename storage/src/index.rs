@@ -6,6 +6,7 @@
 //! schema version is written beside the index; a different version, or an index that cannot be
 //! opened, makes [`SearchIndex::open`] start an empty index and report that it must be rebuilt
 //! from storage. Writes are batched by the caller; [`SearchIndex::commit`] makes them visible.
+//! [`SearchIndex::get`] finds one document by its exact id (the `id` field is a raw term).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -309,105 +310,53 @@ impl SearchIndex {
             let doc: TantivyDocument = searcher
                 .doc(address)
                 .map_err(|err| index_error("cannot read a hit", err))?;
-            let text = |field: Field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            };
-            hits.push(SearchHit {
-                id: text(f.id),
-                score,
-                kind: text(f.kind),
-                session: text(f.session),
-                project: text(f.project),
-                title: text(f.title),
-                body: text(f.body),
-                created_at_ms: doc
-                    .get_first(f.created_at)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(0),
-            });
+            hits.push(self.hit_from(&doc, score));
         }
         Ok(hits)
+    }
+
+    /// The document whose id is exactly `id` (the `id` field is a raw `STRING` term), scored 0.
+    pub fn get(&self, id: &str) -> Result<Option<SearchHit>, StorageError> {
+        let query = TermQuery::new(
+            Term::from_field_text(self.fields.id, id),
+            IndexRecordOption::Basic,
+        );
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(1).order_by_score())
+            .map_err(|err| index_error("lookup failed", err))?;
+        let Some((_, address)) = top.into_iter().next() else {
+            return Ok(None);
+        };
+        let doc: TantivyDocument = searcher
+            .doc(address)
+            .map_err(|err| index_error("cannot read a document", err))?;
+        Ok(Some(self.hit_from(&doc, 0.0)))
+    }
+
+    fn hit_from(&self, doc: &TantivyDocument, score: f32) -> SearchHit {
+        let f = self.fields;
+        let text = |field: Field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        SearchHit {
+            id: text(f.id),
+            score,
+            kind: text(f.kind),
+            session: text(f.session),
+            project: text(f.project),
+            title: text(f.title),
+            body: text(f.body),
+            created_at_ms: doc
+                .get_first(f.created_at)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn doc(id: &str, session: &str, body: &str) -> IndexDoc {
-        IndexDoc {
-            id: id.into(),
-            kind: DocKind::Message,
-            project: "/p".into(),
-            session: session.into(),
-            title: "user".into(),
-            body: body.into(),
-            category: String::new(),
-            created_at_ms: 1,
-        }
-    }
-
-    #[test]
-    fn documents_are_found_by_words_and_filtered_by_session() {
-        let dir = tempfile::tempdir().unwrap();
-        let (index, rebuilt) = SearchIndex::open(dir.path()).unwrap();
-        assert!(rebuilt);
-        index
-            .add(&[
-                doc("t:a:0", "a", "the ledger migration failed on refunds"),
-                doc("t:b:0", "b", "refunds are processed nightly"),
-            ])
-            .unwrap();
-        index.commit().unwrap();
-        let hits = index
-            .search(
-                "refunds ledger",
-                &SearchFilter::default(),
-                10,
-                (6.0, 2.0, 3.0),
-            )
-            .unwrap();
-        assert_eq!(hits[0].id, "t:a:0");
-        assert_eq!(hits.len(), 2);
-        let only_b = SearchFilter {
-            session: Some("b".into()),
-            ..Default::default()
-        };
-        let hits = index
-            .search("refunds", &only_b, 10, (6.0, 2.0, 3.0))
-            .unwrap();
-        assert_eq!(
-            hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
-            ["t:b:0"]
-        );
-        assert!(
-            index
-                .search("AND OR ((", &SearchFilter::default(), 10, (6.0, 2.0, 3.0))
-                .is_ok(),
-            "bad syntax is lenient"
-        );
-        drop(index);
-        let (again, rebuilt) = SearchIndex::open(dir.path()).unwrap();
-        assert!(!rebuilt);
-        assert_eq!(again.num_docs(), 2);
-    }
-
-    #[test]
-    fn a_schema_change_or_a_corrupt_index_starts_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let (index, _) = SearchIndex::open(dir.path()).unwrap();
-        index.add(&[doc("t:a:0", "a", "hello")]).unwrap();
-        index.commit().unwrap();
-        drop(index);
-        std::fs::write(dir.path().join(VERSION_FILE), "0").unwrap();
-        let (index, rebuilt) = SearchIndex::open(dir.path()).unwrap();
-        assert!(rebuilt);
-        assert_eq!(index.num_docs(), 0);
-        drop(index);
-        std::fs::write(dir.path().join("meta.json"), "garbage").unwrap();
-        let (_, rebuilt) = SearchIndex::open(dir.path()).unwrap();
-        assert!(rebuilt);
-    }
-}
+#[path = "index_tests.rs"]
+mod tests;

@@ -1,0 +1,256 @@
+//! The ranked lists of one recall (reference §18.1 steps 3–5), read from a [`RecallCorpus`]:
+//! BM25 per kind and query variant, vectors per kind, session affinity, exact terms and
+//! recency, with their weights set; plus the pool of documents the lists name.
+
+use std::collections::HashMap;
+
+use lore_storage::{DocKind, SearchFilter, SearchHit};
+
+use super::fusion::{self, KNOWLEDGE_DOWNWEIGHT, ListOrigin, MAX_LISTS, RankedList, vector_weight};
+use super::terms::{bm25_query, query_terms, whole_word_matches};
+use super::{MAX_VARIANTS, RecallCorpus, RecallMode, RecallRequest, RecallScope};
+
+/// The lists of one recall and the documents they name.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// The lists to fuse, weights set.
+    pub lists: Vec<RankedList>,
+    /// Every document named by a list, by id.
+    pub pool: HashMap<String, SearchHit>,
+    /// What degraded without failing.
+    pub notes: Vec<String>,
+}
+
+/// The kinds searched for a scope.
+pub fn kinds_for(scope: RecallScope) -> &'static [DocKind] {
+    match scope {
+        RecallScope::All | RecallScope::Project => &[
+            DocKind::Message,
+            DocKind::Distillation,
+            DocKind::Knowledge,
+            DocKind::Entity,
+        ],
+        RecallScope::Session => &[DocKind::Message, DocKind::Distillation],
+        RecallScope::Knowledge => &[DocKind::Knowledge],
+    }
+}
+
+struct Gathering<'a> {
+    corpus: &'a dyn RecallCorpus,
+    depth: usize,
+    out: Gathered,
+}
+
+impl Gathering<'_> {
+    fn text_list(
+        &mut self,
+        origin: ListOrigin,
+        query: &str,
+        filter: &SearchFilter,
+        kind: DocKind,
+    ) -> Result<(), String> {
+        let filter = SearchFilter {
+            kind: Some(kind),
+            ..filter.clone()
+        };
+        let hits = self.corpus.text_search(query, &filter, self.depth)?;
+        let ids = hits.iter().map(|hit| hit.id.clone()).collect();
+        for hit in hits {
+            self.out.pool.entry(hit.id.clone()).or_insert(hit);
+        }
+        self.out
+            .lists
+            .push(RankedList::new(origin, Some(kind), ids));
+        Ok(())
+    }
+
+    fn vector_list(&mut self, vector: &[f32], filter: &SearchFilter, kind: DocKind, weight: f32) {
+        let filter = SearchFilter {
+            kind: Some(kind),
+            ..filter.clone()
+        };
+        let nearest = match self.corpus.vector_search(vector, &filter, self.depth) {
+            Ok(nearest) => nearest,
+            Err(err) => {
+                self.out
+                    .notes
+                    .push(format!("vector search of {} failed: {err}", kind.as_str()));
+                return;
+            }
+        };
+        let mut ids = Vec::with_capacity(nearest.len());
+        for (id, _) in nearest {
+            if !self.out.pool.contains_key(&id) {
+                match self.corpus.document(&id) {
+                    Ok(Some(hit)) => {
+                        self.out.pool.insert(id.clone(), hit);
+                    }
+                    Ok(None) => {
+                        self.out
+                            .notes
+                            .push(format!("vector hit {id} has no document"));
+                        continue;
+                    }
+                    Err(err) => {
+                        self.out.notes.push(format!("cannot read {id}: {err}"));
+                        continue;
+                    }
+                }
+            }
+            ids.push(id);
+        }
+        let mut list = RankedList::new(ListOrigin::Vector, Some(kind), ids);
+        list.weight = weight;
+        self.out.lists.push(list);
+    }
+}
+
+/// Reads every list of `request` from `corpus`. `terms` are the request's meaningful terms
+/// (not empty), `filter` its scope filter, `limit` its effective limit (lists fetch 2×).
+/// A BM25 failure fails the recall; a vector failure only drops that list (and is noted).
+pub fn gather(
+    corpus: &dyn RecallCorpus,
+    request: &RecallRequest,
+    terms: &[String],
+    filter: &SearchFilter,
+    limit: usize,
+) -> Result<Gathered, String> {
+    let mut gathering = Gathering {
+        corpus,
+        depth: limit.saturating_mul(2).max(1),
+        out: Gathered::default(),
+    };
+    let kinds = kinds_for(request.scope);
+    let with_text = request.mode != RecallMode::Vector;
+    let with_vectors = request.mode != RecallMode::Bm25 && request.scope != RecallScope::Session;
+    let query = bm25_query(terms);
+    if with_text {
+        for &kind in kinds {
+            gathering.text_list(ListOrigin::Text, &query, filter, kind)?;
+        }
+    }
+    if with_vectors {
+        match &request.query_vector {
+            Some(vector) => {
+                let weight = vector_weight(terms.len());
+                for &kind in kinds {
+                    gathering.vector_list(vector, filter, kind, weight);
+                }
+            }
+            None if request.mode == RecallMode::Vector => gathering
+                .out
+                .notes
+                .push("vector recall without a query vector (no embedder)".into()),
+            None => {}
+        }
+    } else if request.mode == RecallMode::Vector {
+        gathering
+            .out
+            .notes
+            .push("scope session searches no vectors".into());
+    }
+    if with_text {
+        if let (RecallScope::All, Some(session)) = (request.scope, &request.session) {
+            let own = SearchFilter {
+                session: Some(session.clone()),
+                ..filter.clone()
+            };
+            for kind in [DocKind::Message, DocKind::Distillation] {
+                gathering.text_list(ListOrigin::SessionAffinity, &query, &own, kind)?;
+            }
+        }
+        for variant in variant_queries(&query, &request.variants) {
+            for &kind in kinds {
+                gathering.text_list(ListOrigin::Variant, &variant, filter, kind)?;
+            }
+        }
+    }
+    let mut out = gathering.out;
+    fusion::trim_lists(&mut out.lists, MAX_LISTS.saturating_sub(2));
+    if with_text {
+        let exact = exact_terms_list(&out, terms);
+        let recent = recency_list(&out);
+        out.lists.extend([exact, recent]);
+        out.lists.retain(|list| !list.ids.is_empty());
+    }
+    if request.scope == RecallScope::All && has_session_context(&out.lists) {
+        for list in &mut out.lists {
+            if list.kind == Some(DocKind::Knowledge) {
+                list.weight *= KNOWLEDGE_DOWNWEIGHT;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The BM25 texts of the expansion variants: non-empty, different from the query and each
+/// other, at most [`MAX_VARIANTS`].
+fn variant_queries(query: &str, variants: &[String]) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    for variant in variants {
+        let text = bm25_query(&query_terms(variant));
+        if !text.is_empty() && text != query && !texts.contains(&text) {
+            texts.push(text);
+        }
+        if texts.len() == MAX_VARIANTS {
+            break;
+        }
+    }
+    texts
+}
+
+/// Every id named by a list, once, in the order first named.
+fn candidate_order(lists: &[RankedList]) -> Vec<&str> {
+    let mut seen = std::collections::HashSet::new();
+    lists
+        .iter()
+        .flat_map(|list| list.ids.iter().map(String::as_str))
+        .filter(|id| seen.insert(*id))
+        .collect()
+}
+
+/// The candidates containing at least one query term as a whole word, most terms first.
+fn exact_terms_list(out: &Gathered, terms: &[String]) -> RankedList {
+    let mut matched: Vec<(&str, usize)> = candidate_order(&out.lists)
+        .into_iter()
+        .filter_map(|id| {
+            let hit = out.pool.get(id)?;
+            let count = whole_word_matches(terms, &hit.title, &hit.body);
+            (count > 0).then_some((id, count))
+        })
+        .collect();
+    matched.sort_by_key(|&(_, count)| std::cmp::Reverse(count));
+    let ids = matched.into_iter().map(|(id, _)| id.to_string()).collect();
+    RankedList::new(ListOrigin::ExactTerms, None, ids)
+}
+
+/// The message and distillation BM25 hits, newest first.
+fn recency_list(out: &Gathered) -> RankedList {
+    let bm25_lists: Vec<RankedList> = out
+        .lists
+        .iter()
+        .filter(|list| {
+            matches!(
+                list.origin,
+                ListOrigin::Text | ListOrigin::Variant | ListOrigin::SessionAffinity
+            ) && matches!(list.kind, Some(DocKind::Message | DocKind::Distillation))
+        })
+        .cloned()
+        .collect();
+    let mut dated: Vec<(&str, u64)> = candidate_order(&bm25_lists)
+        .into_iter()
+        .filter_map(|id| Some((id, out.pool.get(id)?.created_at_ms)))
+        .collect();
+    dated.sort_by_key(|&(_, created)| std::cmp::Reverse(created));
+    let ids = dated.into_iter().map(|(id, _)| id.to_string()).collect();
+    RankedList::new(ListOrigin::Recency, None, ids)
+}
+
+/// Whether the asking session or any distillation has hits (knowledge then weighs less).
+fn has_session_context(lists: &[RankedList]) -> bool {
+    lists.iter().any(|list| {
+        !list.ids.is_empty()
+            && (list.origin == ListOrigin::SessionAffinity
+                || list.kind == Some(DocKind::Distillation))
+    })
+}

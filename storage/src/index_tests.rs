@@ -1,0 +1,107 @@
+//! Tests of the search index: words, filters, exact id lookups, schema changes.
+
+use super::*;
+
+fn doc(id: &str, session: &str, body: &str) -> IndexDoc {
+    IndexDoc {
+        id: id.into(),
+        kind: DocKind::Message,
+        project: "/p".into(),
+        session: session.into(),
+        title: "user".into(),
+        body: body.into(),
+        category: String::new(),
+        created_at_ms: 1,
+    }
+}
+
+#[test]
+fn documents_are_found_by_words_and_filtered_by_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+    assert!(rebuilt);
+    index
+        .add(&[
+            doc("t:a:0", "a", "the ledger migration failed on refunds"),
+            doc("t:b:0", "b", "refunds are processed nightly"),
+        ])
+        .unwrap();
+    index.commit().unwrap();
+    let hits = index
+        .search(
+            "refunds ledger",
+            &SearchFilter::default(),
+            10,
+            (6.0, 2.0, 3.0),
+        )
+        .unwrap();
+    assert_eq!(hits[0].id, "t:a:0");
+    assert_eq!(hits.len(), 2);
+    let only_b = SearchFilter {
+        session: Some("b".into()),
+        ..Default::default()
+    };
+    let hits = index
+        .search("refunds", &only_b, 10, (6.0, 2.0, 3.0))
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        ["t:b:0"]
+    );
+    assert!(
+        index
+            .search("AND OR ((", &SearchFilter::default(), 10, (6.0, 2.0, 3.0))
+            .is_ok(),
+        "bad syntax is lenient"
+    );
+    drop(index);
+    let (again, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+    assert!(!rebuilt);
+    assert_eq!(again.num_docs(), 2);
+}
+
+#[test]
+fn a_document_is_found_by_its_exact_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = SearchIndex::open(dir.path()).unwrap();
+    index
+        .add(&[
+            doc("t:a:0", "a", "first words"),
+            doc("t:a:1", "a", "second words"),
+            doc("t:a:10", "a", "tenth words"),
+        ])
+        .unwrap();
+    index.commit().unwrap();
+    let hit = index.get("t:a:1").unwrap().unwrap();
+    assert_eq!(hit.id, "t:a:1");
+    assert_eq!(hit.body, "second words");
+    assert_eq!(hit.session, "a");
+    assert_eq!(hit.kind, "message");
+    assert!(index.get("t:a").unwrap().is_none(), "no prefix match");
+    assert!(
+        index.get("T:A:1").unwrap().is_none(),
+        "ids are not lowercased"
+    );
+    assert!(index.get("").unwrap().is_none());
+    assert!(
+        index.get("t:a:1 OR *").unwrap().is_none(),
+        "no query syntax"
+    );
+}
+
+#[test]
+fn a_schema_change_or_a_corrupt_index_starts_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = SearchIndex::open(dir.path()).unwrap();
+    index.add(&[doc("t:a:0", "a", "hello")]).unwrap();
+    index.commit().unwrap();
+    drop(index);
+    std::fs::write(dir.path().join(VERSION_FILE), "0").unwrap();
+    let (index, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+    assert!(rebuilt);
+    assert_eq!(index.num_docs(), 0);
+    drop(index);
+    std::fs::write(dir.path().join("meta.json"), "garbage").unwrap();
+    let (_, rebuilt) = SearchIndex::open(dir.path()).unwrap();
+    assert!(rebuilt);
+}
