@@ -95,6 +95,9 @@ pub enum Command {
         /// Most results.
         #[arg(long, default_value_t = 10)]
         limit: usize,
+        /// hybrid (BM25 and vectors), bm25 or vector.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -11,64 +11,79 @@ use serde_json::Value;
 use crate::cli::DataDirArg;
 use crate::client;
 use crate::commands::{data_dir, live_port};
-use crate::recall::{filter_for, run};
+use lore_actors::recall::{DEFAULT_CHAR_BUDGET, format_results};
+use lore_storage::now_ms;
 
-/// Searches captured conversations.
-pub fn recall(
-    query: &str,
-    scope: &str,
-    session: Option<&str>,
-    project: Option<&str>,
-    limit: usize,
-    as_json: bool,
-    data: &DataDirArg,
-) -> anyhow::Result<ExitCode> {
+use crate::recall::build_request;
+use crate::recall::corpus::{Corpus, hit_json, search};
+
+/// What `lore recall` was asked.
+pub struct RecallArgs<'a> {
+    pub query: &'a str,
+    pub scope: &'a str,
+    pub session: Option<&'a str>,
+    pub project: Option<&'a str>,
+    pub limit: usize,
+    pub mode: &'a str,
+    pub json: bool,
+}
+
+/// Searches captured conversations: through the running gateway (hybrid when it has
+/// embeddings), or on the index files (BM25) when no gateway runs.
+pub fn recall(args: &RecallArgs<'_>, data: &DataDirArg) -> anyhow::Result<ExitCode> {
     let dir = data_dir(data);
-    let filter = filter_for(Some(scope), session, project).map_err(anyhow::Error::msg)?;
-    let results: Vec<Value> = match live_port(&dir) {
-        Some(port) => {
-            let mut path = format!(
-                "/api/v1/recall?q={}&scope={scope}&limit={limit}",
-                encode(query)
-            );
-            if let Some(session) = session {
-                path.push_str(&format!("&session={}", encode(session)));
-            }
-            if let Some(project) = project {
-                path.push_str(&format!("&project={}", encode(project)));
-            }
-            let (status, body) = client::get(port, &path)?;
-            if status != 200 {
-                bail!("the gateway answered {status}: {body}");
-            }
+    let request = build_request(
+        args.query,
+        Some(args.scope),
+        args.session,
+        args.project,
+        Some(args.limit),
+        Some(args.mode),
+    )
+    .map_err(anyhow::Error::msg)?;
+    if let Some(port) = live_port(&dir) {
+        let mut path = format!(
+            "/api/v1/recall?q={}&scope={}&limit={}&mode={}&format={}",
+            encode(args.query),
+            encode(args.scope),
+            args.limit,
+            encode(args.mode),
+            if args.json { "json" } else { "markdown" }
+        );
+        if let Some(session) = args.session {
+            path.push_str(&format!("&session={}", encode(session)));
+        }
+        if let Some(project) = args.project {
+            path.push_str(&format!("&project={}", encode(project)));
+        }
+        let (status, body) = client::get(port, &path)?;
+        if status != 200 {
+            bail!("the gateway answered {status}: {body}");
+        }
+        if args.json {
             let parsed: Value =
                 serde_json::from_str(&body).context("the gateway sent malformed JSON")?;
-            parsed["results"].as_array().cloned().unwrap_or_default()
+            println!("{}", serde_json::to_string_pretty(&parsed)?);
+        } else {
+            println!("{body}");
         }
-        None => {
-            let index = SearchIndex::open_read_only(&dir.join("index"))
-                .map_err(|err| anyhow::anyhow!("{err}"))?;
-            run(&index, query, &filter, limit).map_err(anyhow::Error::msg)?
-        }
-    };
-    if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"results": results}))?
-        );
         return Ok(ExitCode::SUCCESS);
     }
-    if results.is_empty() {
-        println!("nothing found for \"{query}\"");
-    }
-    for hit in &results {
-        let snippet = hit["snippet"].as_str().unwrap_or("").replace('\n', " ");
+    let index =
+        SearchIndex::open_read_only(&dir.join("index")).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let outcome = search(&Corpus { index: &index }, &request).map_err(anyhow::Error::msg)?;
+    if args.json {
+        let results: Vec<Value> = outcome.hits.iter().map(hit_json).collect();
         println!(
-            "- ({}, {:.2}) {} ({})",
-            hit["role"].as_str().unwrap_or(""),
-            hit["score"].as_f64().unwrap_or(0.0),
-            snippet,
-            hit["id"].as_str().unwrap_or("")
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"results": results, "vectors": false})
+            )?
+        );
+    } else {
+        println!(
+            "{}",
+            format_results(args.query, &outcome, now_ms(), DEFAULT_CHAR_BUDGET)
         );
     }
     Ok(ExitCode::SUCCESS)

