@@ -26,6 +26,7 @@ pub mod injection;
 pub mod model;
 pub mod registry;
 pub mod session;
+pub mod vectorizer;
 
 pub use error::ActorError;
 pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
