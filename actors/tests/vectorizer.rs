@@ -38,7 +38,7 @@ fn installed() -> EmbedderConfig {
 
 fn stored(session: &str, seq: u64, text: &str) -> StoredMessage {
     let message = Message {
-        role: if seq % 2 == 0 {
+        role: if seq.is_multiple_of(2) {
             Role::User
         } else {
             Role::Assistant
