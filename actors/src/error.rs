@@ -11,6 +11,17 @@ pub enum ActorError {
     /// The target actor is gone or its mailbox is full.
     #[error("actor unavailable: {0}")]
     Mailbox(String),
+    /// The embedding runtime or model is missing or cannot be loaded; recall runs on BM25 alone.
+    #[error("embeddings unavailable: {missing}; {fix}")]
+    EmbedderUnavailable {
+        /// What is missing or broken, with its path.
+        missing: String,
+        /// The command that installs it.
+        fix: String,
+    },
+    /// The model failed on an input (tokenizer or runtime error).
+    #[error("embedding failed: {0}")]
+    Embedding(String),
 }
 
 impl From<actix::MailboxError> for ActorError {

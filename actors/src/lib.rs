@@ -8,6 +8,8 @@
 //! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
 //!   state, so the turns of one session are serialized and turns of different sessions run in
 //!   parallel.
+//! - [`embedder`]: the embedding model (ONNX Runtime, loaded at run time) and its worker pool.
+//! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
@@ -16,6 +18,7 @@
 //! - [`error`]: the crate's error type.
 
 pub mod cards;
+pub mod embedder;
 pub mod error;
 pub mod history;
 pub mod indexer;
@@ -24,6 +27,7 @@ pub mod model;
 pub mod recall;
 pub mod registry;
 pub mod session;
+pub mod vectorizer;
 
 pub use error::ActorError;
 pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};

@@ -7,6 +7,7 @@
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
+//! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
@@ -16,6 +17,7 @@ pub mod recalls;
 pub mod records;
 pub mod store;
 pub mod vault;
+pub mod vectors;
 
 pub use error::{StorageError, StorageErrorKind};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
@@ -24,3 +26,4 @@ pub use records::{
 };
 pub use store::Store;
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
+pub use vectors::{ModelStamp, VectorDoc, VectorHit, VectorStore};

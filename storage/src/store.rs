@@ -6,7 +6,9 @@
 //!   session id yields its whole log in order.
 //! - `session_index`: `h\0<header key>\0<session id>` and `f\0<fingerprint>\0<session id>` → empty;
 //!   how a restarted gateway finds the sessions a request may belong to.
-//! - `meta`: `schema` → the schema version of the database.
+//! - `meta`: `schema` → the schema version of the database; `vectors.model` → the embedding
+//!   model stamp (see [`crate::vectors`]).
+//! - `vectors`: document id → embedding vector ([`VectorStore`]).
 //!
 //! Durability: sled keeps writes in memory and flushes them on its own timer
 //! (`FLUSH_EVERY_MS`), and [`Store::flush`] forces a flush at shutdown. A crash loses at most that
@@ -18,6 +20,7 @@ use std::path::Path;
 
 use crate::error::{StorageError, StorageErrorKind};
 use crate::records::{SessionRecord, StoredMessage, decode, encode};
+use crate::vectors::VectorStore;
 
 /// Interval of sled's background flush: the most a crash can lose.
 pub const FLUSH_EVERY_MS: u64 = 100;
@@ -33,6 +36,7 @@ pub struct Store {
     sessions: sled::Tree,
     messages: sled::Tree,
     session_index: sled::Tree,
+    vectors: VectorStore,
 }
 
 impl std::fmt::Debug for Store {
@@ -84,6 +88,7 @@ impl Store {
             sessions: db.open_tree("sessions")?,
             messages: db.open_tree("messages")?,
             session_index: db.open_tree("session_index")?,
+            vectors: VectorStore::open(db.open_tree("vectors")?, meta)?,
             db,
         })
     }
@@ -97,6 +102,12 @@ impl Store {
     pub fn flush(&self) -> Result<(), StorageError> {
         self.db.flush()?;
         Ok(())
+    }
+
+    /// The embedding vectors of this database. Every call returns a handle on the same store,
+    /// so the writer and the searchers share one in-memory copy.
+    pub fn vectors(&self) -> VectorStore {
+        self.vectors.clone()
     }
 
     /// Writes a session record.

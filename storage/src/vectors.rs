@@ -1,0 +1,376 @@
+//! [`VectorStore`]: the embedding vectors of the searchable documents, in the sled tree
+//! `vectors`, plus an in-memory int8 copy that answers nearest-neighbour searches.
+//!
+//! - Tree `vectors`: document id (`t:<session>:<seq>`, later `d:`/`k:`/`e:`) → a
+//!   [`VectorRecord`]-shaped value (rmp-serde): the f32 vector, the kind, session, project and
+//!   creation time.
+//! - Tree `meta`, key `vectors.model`: the model stamp `{name, dim}`. [`VectorStore::ensure_model`]
+//!   wipes every vector when the stamp changes, so vectors of two models never mix; writes are
+//!   refused until a stamp is set.
+//!
+//! Search: the in-memory matrix (loaded on first use, kept current by every put and remove)
+//! ranks all rows by an int8 dot product, then the best `4 × limit` (at least 32) are rescored
+//! exactly from the f32 values in sled. Stored vectors and queries are L2-normalised, so the
+//! score is the cosine. Clones share one store; one writer and many readers may use it at once.
+
+mod codec;
+mod matrix;
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{StorageError, StorageErrorKind};
+use crate::index::{DocKind, IndexDoc, SearchFilter};
+use crate::records::{decode, encode};
+use codec::{f32_bytes, kind_code, parse_kind};
+use matrix::{Matrix, RowFilter};
+
+/// Version written into every vector record.
+const VECTOR_RECORD_VERSION: u16 = 1;
+/// Key of the model stamp in the `meta` tree.
+const STAMP_KEY: &str = "vectors.model";
+/// Fewest candidates rescored exactly, whatever the limit.
+const MIN_CANDIDATES: usize = 32;
+
+/// The embedding model the stored vectors come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelStamp {
+    /// Model name, e.g. `bge-small-en-v1.5`.
+    pub name: String,
+    /// Dimension of its vectors.
+    pub dim: usize,
+}
+
+/// What a vector is about: the fields a search filters on and reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorDoc {
+    /// Document id, e.g. `t:<session>:<seq>`.
+    pub id: String,
+    /// What the document is.
+    pub kind: DocKind,
+    /// Session id, empty for cross-session documents.
+    pub session: String,
+    /// Project path, empty when unknown.
+    pub project: String,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: u64,
+}
+
+impl From<&IndexDoc> for VectorDoc {
+    fn from(doc: &IndexDoc) -> Self {
+        Self {
+            id: doc.id.clone(),
+            kind: doc.kind,
+            session: doc.session.clone(),
+            project: doc.project.clone(),
+            created_at_ms: doc.created_at_ms,
+        }
+    }
+}
+
+/// One result of a vector search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    /// Document id.
+    pub id: String,
+    /// Cosine similarity with the query, in [-1, 1].
+    pub score: f32,
+    /// What the document is.
+    pub kind: DocKind,
+    /// Session id.
+    pub session: String,
+    /// Project path.
+    pub project: String,
+    /// Creation time, ms since the epoch.
+    pub created_at_ms: u64,
+}
+
+/// The stored value of one vector.
+#[derive(Debug, Serialize, Deserialize)]
+struct VectorRecord {
+    version: u16,
+    kind: String,
+    session: String,
+    project: String,
+    created_at_ms: u64,
+    #[serde(with = "f32_bytes")]
+    vector: Vec<f32>,
+}
+
+/// Vectors by document id. Cheap to clone; clones share the trees and the in-memory copy.
+#[derive(Clone)]
+pub struct VectorStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tree: sled::Tree,
+    meta: sled::Tree,
+    state: RwLock<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The stamp, read at open and changed by `ensure_model` only.
+    stamp: Option<ModelStamp>,
+    /// The in-memory copy, once something searched or counted.
+    matrix: Option<Matrix>,
+}
+
+impl std::fmt::Debug for VectorStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorStore").finish_non_exhaustive()
+    }
+}
+
+impl VectorStore {
+    /// The store over the `vectors` tree, its stamp in `meta`.
+    pub(crate) fn open(tree: sled::Tree, meta: sled::Tree) -> Result<Self, StorageError> {
+        let stamp = meta
+            .get(STAMP_KEY)?
+            .map(|raw| decode::<ModelStamp>("vector model stamp", &raw))
+            .transpose()?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                tree,
+                meta,
+                state: RwLock::new(State {
+                    stamp,
+                    matrix: None,
+                }),
+            }),
+        })
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.inner.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.inner.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The model the stored vectors come from, if one was set.
+    pub fn model(&self) -> Option<ModelStamp> {
+        self.read().stamp.clone()
+    }
+
+    /// Makes `name`/`dim` the model of the store. When another model (or no stamp) was recorded
+    /// and vectors exist, every vector is deleted and `true` is returned: they must be embedded
+    /// again, never mixed.
+    pub fn ensure_model(&self, name: &str, dim: usize) -> Result<bool, StorageError> {
+        let wanted = ModelStamp {
+            name: name.to_string(),
+            dim,
+        };
+        let mut state = self.write();
+        if state.stamp.as_ref() == Some(&wanted) {
+            return Ok(false);
+        }
+        let cleared = !self.inner.tree.is_empty();
+        self.inner.tree.clear()?;
+        self.inner
+            .meta
+            .insert(STAMP_KEY, encode("vector model stamp", &wanted)?)?;
+        state.matrix = state.matrix.as_ref().map(|_| Matrix::new(dim));
+        state.stamp = Some(wanted);
+        Ok(cleared)
+    }
+
+    /// Stores (or replaces) vectors. Each is L2-normalised first; its length must be the
+    /// dimension of the model set with [`VectorStore::ensure_model`].
+    pub fn put_many(&self, items: &[(VectorDoc, Vec<f32>)]) -> Result<(), StorageError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let mut state = self.write();
+        let dim = match &state.stamp {
+            Some(stamp) => stamp.dim,
+            None => {
+                return Err(invalid(
+                    "no embedding model is set for the vectors; call ensure_model first",
+                ));
+            }
+        };
+        let mut batch = sled::Batch::default();
+        let mut normalised = Vec::with_capacity(items.len());
+        for (doc, vector) in items {
+            if vector.len() != dim {
+                return Err(invalid(format!(
+                    "vector of {} has {} values, the model has {dim}",
+                    doc.id,
+                    vector.len()
+                )));
+            }
+            let vector = normalise(vector);
+            let record = VectorRecord {
+                version: VECTOR_RECORD_VERSION,
+                kind: doc.kind.as_str().to_string(),
+                session: doc.session.clone(),
+                project: doc.project.clone(),
+                created_at_ms: doc.created_at_ms,
+                vector,
+            };
+            batch.insert(doc.id.as_bytes(), encode("vector", &record)?);
+            normalised.push(record);
+        }
+        self.inner.tree.apply_batch(batch)?;
+        if let Some(matrix) = state.matrix.as_mut() {
+            for ((doc, _), record) in items.iter().zip(&normalised) {
+                let kind = kind_code(doc.kind);
+                matrix.upsert(&doc.id, kind, &doc.session, &doc.project, &record.vector);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a vector is stored for `id`.
+    pub fn contains(&self, id: &str) -> Result<bool, StorageError> {
+        Ok(self.inner.tree.contains_key(id.as_bytes())?)
+    }
+
+    /// Deletes the vector of `id`; says whether there was one.
+    pub fn remove(&self, id: &str) -> Result<bool, StorageError> {
+        let mut state = self.write();
+        let existed = self.inner.tree.remove(id.as_bytes())?.is_some();
+        if let Some(matrix) = state.matrix.as_mut() {
+            matrix.remove(id);
+        }
+        Ok(existed)
+    }
+
+    /// Number of stored vectors (loads the in-memory copy).
+    pub fn len(&self) -> Result<usize, StorageError> {
+        self.load()?;
+        Ok(self.read().matrix.as_ref().map_or(0, Matrix::len))
+    }
+
+    /// Whether no vector is stored.
+    pub fn is_empty(&self) -> Result<bool, StorageError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Loads the in-memory copy now rather than on the first search.
+    pub fn warm(&self) -> Result<(), StorageError> {
+        self.load()
+    }
+
+    /// Approximate bytes of the in-memory copy (0 before it is loaded).
+    pub fn memory_bytes(&self) -> usize {
+        self.read().matrix.as_ref().map_or(0, Matrix::approx_bytes)
+    }
+
+    fn load(&self) -> Result<(), StorageError> {
+        if self.read().matrix.is_some() {
+            return Ok(());
+        }
+        let mut state = self.write();
+        if state.matrix.is_some() {
+            return Ok(());
+        }
+        let Some(dim) = state.stamp.as_ref().map(|stamp| stamp.dim) else {
+            state.matrix = Some(Matrix::new(0));
+            return Ok(());
+        };
+        let mut matrix = Matrix::new(dim);
+        for item in self.inner.tree.iter() {
+            let (key, raw) = item?;
+            let record: VectorRecord = decode("vector", &raw)?;
+            if record.vector.len() != dim {
+                continue;
+            }
+            let id = String::from_utf8_lossy(&key);
+            let kind = parse_kind(&record.kind).map_or(u8::MAX, kind_code);
+            matrix.upsert(&id, kind, &record.session, &record.project, &record.vector);
+        }
+        state.matrix = Some(matrix);
+        Ok(())
+    }
+
+    /// The `limit` stored vectors most similar to `query` (cosine, best first) among those
+    /// passing `filter`.
+    pub fn search(
+        &self,
+        query: &[f32],
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<VectorHit>, StorageError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.load()?;
+        let query = normalise(query);
+        let candidates = {
+            let state = self.read();
+            let Some(matrix) = state.matrix.as_ref() else {
+                return Ok(Vec::new());
+            };
+            if matrix.len() == 0 {
+                return Ok(Vec::new());
+            }
+            if query.len() != matrix.dim() {
+                return Err(invalid(format!(
+                    "query vector has {} values, the stored vectors {}",
+                    query.len(),
+                    matrix.dim()
+                )));
+            }
+            let mut row_filter = RowFilter {
+                kind: filter.kind.map(kind_code),
+                ..RowFilter::default()
+            };
+            for (wanted, slot) in [
+                (&filter.session, &mut row_filter.session),
+                (&filter.project, &mut row_filter.project),
+            ] {
+                if let Some(name) = wanted {
+                    match matrix.name_id(name) {
+                        Some(id) => *slot = Some(id),
+                        None => return Ok(Vec::new()),
+                    }
+                }
+            }
+            let k = limit.saturating_mul(4).max(MIN_CANDIDATES);
+            matrix.candidates(&query, row_filter, k)
+        };
+        let mut hits = Vec::with_capacity(candidates.len());
+        for id in candidates {
+            let Some(raw) = self.inner.tree.get(id.as_bytes())? else {
+                continue;
+            };
+            let record: VectorRecord = decode("vector", &raw)?;
+            let Some(kind) = parse_kind(&record.kind) else {
+                continue;
+            };
+            let score = query.iter().zip(&record.vector).map(|(a, b)| a * b).sum();
+            hits.push(VectorHit {
+                id: id.to_string(),
+                score,
+                kind,
+                session: record.session,
+                project: record.project,
+                created_at_ms: record.created_at_ms,
+            });
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(limit);
+        Ok(hits)
+    }
+}
+
+fn invalid(message: impl Into<String>) -> StorageError {
+    StorageError::new(StorageErrorKind::Io, message)
+}
+
+/// `vector / |vector|`; a zero or non-finite vector becomes zeros.
+fn normalise(vector: &[f32]) -> Vec<f32> {
+    let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+    if !norm.is_finite() || norm <= f32::EPSILON {
+        return vec![0.0; vector.len()];
+    }
+    vector.iter().map(|v| v / norm).collect()
+}
+
+#[cfg(test)]
+mod tests;
