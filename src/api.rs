@@ -29,6 +29,8 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
         "uptime_ms": state.started_at.elapsed().as_millis() as u64,
         "capture": "on",
         "cards": cards,
+        "embeddings": state.embeddings.handle().status(),
+        "vectors": vectorizer_counters(&state).await,
     }))
 }
 
@@ -81,10 +83,39 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpRespons
     if let Some(refusal) = refuse_management(&req) {
         return refusal;
     }
-    match state.registry.send(ObserveRegistry).await {
-        Ok(counters) => HttpResponse::Ok().json(json!({ "session_registry": counters })),
-        Err(err) => storage_error(&err.to_string()),
+    let registry = match state.registry.send(ObserveRegistry).await {
+        Ok(counters) => counters,
+        Err(err) => return storage_error(&err.to_string()),
+    };
+    let indexer = match &state.indexer {
+        Some(indexer) => indexer
+            .send(lore_actors::indexer::Observe)
+            .await
+            .map(|counters| json!(counters))
+            .unwrap_or(Value::Null),
+        None => Value::Null,
+    };
+    HttpResponse::Ok().json(json!({
+        "session_registry": registry,
+        "indexer": indexer,
+        "vectorizer": vectorizer_counters(&state).await,
+    }))
+}
+
+/// The vectorizer's counters and how many vectors are stored (null before the model loaded).
+pub async fn vectorizer_counters(state: &AppState) -> Value {
+    let Some(vectorizer) = state.embeddings.vectorizer() else {
+        return Value::Null;
+    };
+    let mut counters = vectorizer
+        .send(lore_actors::vectorizer::Observe)
+        .await
+        .map(|counters| json!(counters))
+        .unwrap_or(Value::Null);
+    if let Ok(stored) = state.embeddings.vectors.len() {
+        counters["stored"] = json!(stored);
     }
+    counters
 }
 
 fn storage_error(message: &str) -> HttpResponse {

@@ -61,6 +61,8 @@ pub struct GatewayConfig {
     pub keepalive_after: Duration,
     /// Idle time after which a session's actor is stopped (`LORE_SESSION_EVICTION_TIMEOUT`, seconds, 1800).
     pub eviction_after: Duration,
+    /// Whether the embedding model is loaded (`LORE_EMBEDDINGS`, default on).
+    pub embeddings: bool,
     /// Whether tool-bearing requests get the `recall` tool (`LORE_RECALL_TOOL`, default on).
     pub recall_tool: bool,
     /// HTTP worker threads (`LORE_WORKERS`, default: one per core).
@@ -238,6 +240,9 @@ impl GatewayConfig {
             eviction_after: Duration::from_secs(
                 number(env, "LORE_SESSION_EVICTION_TIMEOUT", 1800u64)?.max(1),
             ),
+            embeddings: !env
+                .get("LORE_EMBEDDINGS")
+                .is_some_and(|v| v == "off" || v == "0" || v == "false"),
             recall_tool: !env
                 .get("LORE_RECALL_TOOL")
                 .is_some_and(|v| v == "off" || v == "0" || v == "false"),

@@ -14,6 +14,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+pub mod embeddings;
 pub mod gateway;
 pub mod http;
 pub mod mcp;

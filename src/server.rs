@@ -21,6 +21,7 @@ use lore_storage::{SearchIndex, Store, Vault};
 use tracing::{info, warn};
 
 use crate::config::GatewayConfig;
+use crate::embeddings::Embeddings;
 use crate::gateway::forward::UpstreamClient;
 use crate::http::routes;
 
@@ -38,6 +39,8 @@ pub struct AppState {
     pub index: Option<Arc<SearchIndex>>,
     /// The index writer, for `POST /api/v1/reindex`.
     pub indexer: Option<Addr<Indexer>>,
+    /// The embedding model and the vectors.
+    pub embeddings: Embeddings,
     /// Process start, for `/health`.
     pub started_at: Instant,
 }
@@ -94,6 +97,15 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         library.watch(std::time::Duration::from_secs(2));
         library
     });
+    let embeddings = if config.embeddings {
+        Embeddings::start(&store, indexer.clone())
+    } else {
+        Embeddings::off(
+            &store,
+            "embeddings are switched off (LORE_EMBEDDINGS=off)",
+            "unset LORE_EMBEDDINGS to use them",
+        )
+    };
     let state = web::Data::new(AppState {
         config,
         registry,
@@ -101,6 +113,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         cards,
         index,
         indexer,
+        embeddings,
         started_at,
     });
     let server = HttpServer::new(move || {

@@ -4,7 +4,8 @@
 //! batches (every [`COMMIT_EVERY`], or sooner past [`COMMIT_AFTER_DOCS`] documents), so a
 //! captured message is searchable within a second. It runs on its own arbiter: a commit blocks
 //! that thread only, never an HTTP worker. `Rebuild` re-reads every captured message from
-//! storage (start-up after a schema change, `lore reindex`).
+//! storage (start-up after a schema change, `lore reindex`). Once embeddings are available it
+//! hands each document to the `Vectorizer` as well.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use lore_proto::{Message as ChatMessage, Part};
 use lore_storage::{DocKind, IndexDoc, SearchIndex, Store, StoredMessage};
 use serde::Serialize;
 use tracing::{info, warn};
+
+use crate::vectorizer::EmbedDocs;
 
 /// Longest time a document waits before it is committed.
 pub const COMMIT_EVERY: Duration = Duration::from_millis(250);
@@ -38,6 +41,12 @@ pub struct Rebuild;
 #[rtype(result = "IndexerCounters")]
 pub struct Observe;
 
+/// From now on, hands every indexed document to the vectorizer too (sent once the embedding
+/// model has loaded).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AttachVectorizer(pub Recipient<EmbedDocs>);
+
 /// Counters of the indexer.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct IndexerCounters {
@@ -61,6 +70,8 @@ pub struct Indexer {
     store: Store,
     /// Counters; `pending` drives the commits.
     counters: IndexerCounters,
+    /// Where documents go to be embedded, once embeddings are available.
+    vectorizer: Option<Recipient<EmbedDocs>>,
 }
 
 impl Indexer {
@@ -70,6 +81,7 @@ impl Indexer {
             index,
             store,
             counters: IndexerCounters::default(),
+            vectorizer: None,
         }
     }
 
@@ -167,6 +179,11 @@ impl Handler<IndexDocs> for Indexer {
     type Result = ();
 
     fn handle(&mut self, msg: IndexDocs, _: &mut Self::Context) {
+        if let Some(vectorizer) = &self.vectorizer {
+            vectorizer.do_send(EmbedDocs {
+                docs: msg.docs.clone(),
+            });
+        }
         match self.index.add(&msg.docs) {
             Ok(()) => {
                 self.counters.pending += msg.docs.len();
@@ -189,6 +206,14 @@ impl Handler<Rebuild> for Indexer {
             self.fail(err);
         }
         result
+    }
+}
+
+impl Handler<AttachVectorizer> for Indexer {
+    type Result = ();
+
+    fn handle(&mut self, msg: AttachVectorizer, _: &mut Self::Context) {
+        self.vectorizer = Some(msg.0);
     }
 }
 

@@ -68,9 +68,7 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         );
     }
     report_vault(&dir);
-    println!(
-        "missing  embeddings and recall are not part of this build yet; capture works without them"
-    );
+    report_embeddings();
     Ok(if broken {
         ExitCode::FAILURE
     } else {
@@ -110,5 +108,18 @@ fn report_vault(data_dir: &std::path::Path) {
             snapshot.cards.len(),
             snapshot.problems.len()
         );
+    }
+}
+
+/// Loads the embedding model as the gateway would, and says what is missing if it cannot.
+fn report_embeddings() {
+    let config = lore_actors::embedder::EmbedderConfig::from_env();
+    match lore_actors::embedder::EmbeddingModel::load(&config) {
+        Ok(_) => println!(
+            "ok       embeddings: {} on ONNX Runtime {}",
+            lore_actors::embedder::MODEL_NAME,
+            config.runtime.display()
+        ),
+        Err(err) => println!("missing  embeddings: {err}; recall uses BM25 alone until then"),
     }
 }

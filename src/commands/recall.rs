@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use lore_actors::embedder::{EmbedderConfig, EmbeddingModel};
 use lore_actors::indexer::rebuild_from;
+use lore_actors::vectorizer::backfill_blocking;
 use lore_storage::{SearchIndex, Store};
 use serde_json::Value;
 
@@ -71,7 +73,11 @@ pub fn recall(args: &RecallArgs<'_>, data: &DataDirArg) -> anyhow::Result<ExitCo
     }
     let index =
         SearchIndex::open_read_only(&dir.join("index")).map_err(|err| anyhow::anyhow!("{err}"))?;
-    let outcome = search(&Corpus { index: &index }, &request).map_err(anyhow::Error::msg)?;
+    let corpus = Corpus {
+        index: &index,
+        vectors: None,
+    };
+    let outcome = search(&corpus, &request).map_err(anyhow::Error::msg)?;
     if args.json {
         let results: Vec<Value> = outcome.hits.iter().map(hit_json).collect();
         println!(
@@ -97,7 +103,16 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         if status != 200 {
             bail!("the gateway answered {status}: {body}");
         }
-        println!("search index rebuilt by the running gateway: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        println!(
+            "search index rebuilt by the running gateway: {} messages",
+            answer["indexed"]
+        );
+        if answer["embedding"].get("scheduled").is_some() {
+            follow_backfill(port)?;
+        } else {
+            println!("embeddings: {}", answer["embedding"]);
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let store = Store::open(&dir.join("db")).map_err(|err| anyhow::anyhow!("{err}"))?;
@@ -105,7 +120,52 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         SearchIndex::open(&dir.join("index")).map_err(|err| anyhow::anyhow!("{err}"))?;
     let count = rebuild_from(&store, &index).map_err(anyhow::Error::msg)?;
     println!("search index rebuilt: {count} messages");
+    if std::env::var("LORE_EMBEDDINGS").is_ok_and(|v| matches!(v.as_str(), "off" | "0" | "false")) {
+        println!("embeddings skipped: LORE_EMBEDDINGS=off");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut model = match EmbeddingModel::load(&EmbedderConfig::from_env()) {
+        Ok(model) => model,
+        Err(err) => {
+            println!("embeddings skipped: {err}; recall uses BM25 alone");
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    let mut last_report = std::time::Instant::now();
+    let embedded = backfill_blocking(&store, &mut model, |done, total| {
+        if done == total || last_report.elapsed() >= PROGRESS_EVERY {
+            eprintln!("embedding: {done}/{total}");
+            last_report = std::time::Instant::now();
+        }
+    })
+    .map_err(anyhow::Error::msg)?;
+    store.flush().map_err(|err| anyhow::anyhow!("{err}"))?;
+    println!("embeddings: {embedded} messages embedded");
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often progress is reported.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reports the running gateway's embedding backfill until it is done.
+fn follow_backfill(port: u16) -> anyhow::Result<()> {
+    loop {
+        let (status, body) = client::get(port, "/api/v1/actors")?;
+        if status != 200 {
+            bail!("the gateway answered {status}: {body}");
+        }
+        let answer: Value =
+            serde_json::from_str(&body).context("the gateway sent malformed JSON")?;
+        let counters = &answer["vectorizer"];
+        let done = counters["backfill_done"].as_u64().unwrap_or(0);
+        let total = counters["backfill_total"].as_u64().unwrap_or(0);
+        eprintln!("embedding: {done}/{total}");
+        if done >= total {
+            println!("embeddings: {} vectors stored", counters["stored"]);
+            return Ok(());
+        }
+        std::thread::sleep(PROGRESS_EVERY);
+    }
 }
 
 fn encode(text: &str) -> String {

@@ -1,8 +1,8 @@
 //! The recall engine's corpus in this process: BM25 from the tantivy index, vectors from the
-//! vector store when embeddings are available, and the JSON shape of a result.
+//! sled vector store (when the query could be embedded), and the JSON shape of a result.
 
 use lore_actors::recall::{FusedHit, RecallCorpus, RecallOutcome, RecallRequest, recall};
-use lore_storage::{SearchFilter, SearchHit, SearchIndex};
+use lore_storage::{SearchFilter, SearchHit, SearchIndex, VectorStore};
 use serde_json::{Value, json};
 
 /// Field weights of `search.ftsWeights`: title, body, category.
@@ -12,6 +12,8 @@ pub const FTS_WEIGHTS: (f32, f32, f32) = (6.0, 2.0, 3.0);
 pub struct Corpus<'a> {
     /// The full-text index.
     pub index: &'a SearchIndex,
+    /// The stored vectors, when the query has a vector to compare.
+    pub vectors: Option<&'a VectorStore>,
 }
 
 impl RecallCorpus for Corpus<'_> {
@@ -28,11 +30,17 @@ impl RecallCorpus for Corpus<'_> {
 
     fn vector_search(
         &self,
-        _vector: &[f32],
-        _filter: &SearchFilter,
-        _limit: usize,
+        vector: &[f32],
+        filter: &SearchFilter,
+        limit: usize,
     ) -> Result<Vec<(String, f32)>, String> {
-        Ok(Vec::new())
+        let Some(vectors) = self.vectors else {
+            return Ok(Vec::new());
+        };
+        let hits = vectors
+            .search(vector, filter, limit)
+            .map_err(|err| err.to_string())?;
+        Ok(hits.into_iter().map(|hit| (hit.id, hit.score)).collect())
     }
 
     fn document(&self, id: &str) -> Result<Option<SearchHit>, String> {

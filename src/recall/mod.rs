@@ -77,11 +77,6 @@ pub fn build_request(
     })
 }
 
-/// The query's vector, when embeddings are available.
-pub async fn query_vector(_state: &AppState, _text: &str) -> Option<Vec<f32>> {
-    None
-}
-
 /// `GET /api/v1/recall?q=&scope=&session=&project=&limit=&mode=&format=`.
 pub async fn recall(
     req: HttpRequest,
@@ -110,12 +105,20 @@ pub async fn recall(
         }
     };
     if request.mode != RecallMode::Bm25 {
-        request.query_vector = query_vector(&state, &request.query).await;
+        request.query_vector = state.embeddings.query_vector(&request.query).await;
     }
     let vectors_used = request.query_vector.is_some();
     let markdown = query.format.as_deref() == Some("markdown");
     let text = request.query.clone();
-    let outcome = web::block(move || search(&Corpus { index: &index }, &request)).await;
+    let vectors = state.embeddings.vectors.clone();
+    let outcome = web::block(move || {
+        let corpus = Corpus {
+            index: &index,
+            vectors: Some(&vectors),
+        };
+        search(&corpus, &request)
+    })
+    .await;
     match outcome {
         Ok(Ok(outcome)) if markdown => HttpResponse::Ok()
             .content_type("text/markdown; charset=utf-8")
@@ -149,8 +152,14 @@ pub async fn answer_tool(
     };
     if let Some(id) = arguments.id.clone().filter(|id| !id.trim().is_empty()) {
         let id = id.trim().to_string();
-        let found =
-            web::block(move || lookup(&Corpus { index: &index }, &id).map(|hit| (id, hit))).await;
+        let found = web::block(move || {
+            let corpus = Corpus {
+                index: &index,
+                vectors: None,
+            };
+            lookup(&corpus, &id).map(|hit| (id, hit))
+        })
+        .await;
         return match found {
             Ok(Ok((_, Some(hit)))) => format_detail(&hit),
             Ok(Ok((id, None))) => format_missing(&id),
@@ -182,9 +191,18 @@ pub async fn answer_tool(
         Ok(request) => request,
         Err(message) => return format!("Recall could not run: {message}."),
     };
-    request.query_vector = query_vector(state, &request.query).await;
+    request.query_vector = state.embeddings.query_vector(&request.query).await;
     let text = request.query.clone();
-    match web::block(move || search(&Corpus { index: &index }, &request)).await {
+    let vectors = state.embeddings.vectors.clone();
+    let outcome = web::block(move || {
+        let corpus = Corpus {
+            index: &index,
+            vectors: Some(&vectors),
+        };
+        search(&corpus, &request)
+    })
+    .await;
+    match outcome {
         Ok(Ok(outcome)) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
         Ok(Err(message)) => format!("Recall failed: {message}"),
         Err(err) => format!("Recall failed: {err}"),
@@ -203,7 +221,19 @@ pub async fn reindex(req: HttpRequest, state: web::Data<AppState>) -> HttpRespon
         return HttpResponse::ServiceUnavailable().json(json!({"error": {"type": "index_unavailable", "message": "the search index could not be opened; see the gateway log"}}));
     };
     match indexer.send(lore_actors::indexer::Rebuild).await {
-        Ok(Ok(documents)) => HttpResponse::Ok().json(json!({"indexed": documents})),
+        Ok(Ok(documents)) => {
+            let embedding = match state.embeddings.vectorizer() {
+                Some(vectorizer) => {
+                    match vectorizer.send(lore_actors::vectorizer::Backfill).await {
+                        Ok(Ok(scheduled)) => json!({"scheduled": scheduled}),
+                        Ok(Err(message)) => json!({"error": message}),
+                        Err(err) => json!({"error": err.to_string()}),
+                    }
+                }
+                None => json!({"unavailable": state.embeddings.handle().status()}),
+            };
+            HttpResponse::Ok().json(json!({"indexed": documents, "embedding": embedding}))
+        }
         Ok(Err(message)) => HttpResponse::InternalServerError()
             .json(json!({"error": {"type": "index_error", "message": message}})),
         Err(err) => HttpResponse::InternalServerError()

@@ -44,6 +44,8 @@ impl Gateway {
                 "100".to_string(),
             ),
             ("LORE_LOG".to_string(), "info".to_string()),
+            // Most tests are not about embeddings; those that are turn them on.
+            ("LORE_EMBEDDINGS".to_string(), "off".to_string()),
         ];
         env.extend(
             extra_env
@@ -146,6 +148,15 @@ impl Gateway {
     /// Starts the same data directory again (after `kill9` or `stop`).
     pub fn restart(&mut self) {
         self.kill9();
+        self.spawn();
+    }
+
+    /// Restarts with some environment variables changed.
+    pub fn restart_with(&mut self, env: &[(&str, &str)]) {
+        self.kill9();
+        for (key, value) in env {
+            self.env.push((key.to_string(), value.to_string()));
+        }
         self.spawn();
     }
 

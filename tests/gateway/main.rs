@@ -13,6 +13,7 @@ mod cards_injection;
 mod cli;
 mod compression;
 mod crash;
+mod embeddings;
 mod errors;
 mod headers;
 mod hook;

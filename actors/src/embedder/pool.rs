@@ -55,7 +55,17 @@ impl Embedder {
     /// Loads the model once to decide the status, then starts `config.pool_size` workers. Must
     /// run inside an actix system. Blocks for the model load (a fraction of a second).
     pub fn start(config: EmbedderConfig) -> EmbedderHandle {
-        let probe = match EmbeddingModel::load(&config) {
+        let probe = EmbeddingModel::load(&config);
+        Self::start_with_probe(config, probe)
+    }
+
+    /// [`Embedder::start`] with the model already loaded (or not) elsewhere, so the caller can
+    /// load it off the actix thread. Must run inside an actix system.
+    pub fn start_with_probe(
+        config: EmbedderConfig,
+        probe: Result<EmbeddingModel, EmbedError>,
+    ) -> EmbedderHandle {
+        let probe = match probe {
             Ok(model) => model,
             Err(err) => {
                 let (missing, fix) = match err {

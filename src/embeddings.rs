@@ -1,0 +1,119 @@
+//! Embeddings in the service: the model loads in the background after the gateway is already
+//! listening; until it has (or when it cannot), recall runs on BM25 alone and `/health` says
+//! why. Once loaded, the `Vectorizer` starts, the `Indexer` hands it every new document, and a
+//! backfill embeds whatever was stored without a vector.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use actix::{Actor, Addr, Arbiter};
+use lore_actors::embedder::{Embedder, EmbedderConfig, EmbedderHandle, EmbeddingModel, Purpose};
+use lore_actors::indexer::{AttachVectorizer, Indexer};
+use lore_actors::vectorizer::{Backfill, Vectorizer};
+use lore_storage::{Store, VectorStore};
+use tracing::warn;
+
+/// Longest wait for a query's vector; past it recall runs on BM25 alone.
+const QUERY_EMBED_DEADLINE: Duration = Duration::from_secs(3);
+
+/// The embedding side of the service. Cheap to clone.
+#[derive(Clone)]
+pub struct Embeddings {
+    handle: Arc<RwLock<EmbedderHandle>>,
+    vectorizer: Arc<RwLock<Option<Addr<Vectorizer>>>>,
+    /// The stored vectors.
+    pub vectors: VectorStore,
+}
+
+impl Embeddings {
+    /// Embeddings that are off, saying why and how to turn them on.
+    pub fn off(store: &Store, missing: &str, fix: &str) -> Self {
+        Self {
+            handle: Arc::new(RwLock::new(EmbedderHandle::unavailable(missing, fix))),
+            vectorizer: Arc::new(RwLock::new(None)),
+            vectors: store.vectors(),
+        }
+    }
+
+    /// Starts loading the model in the background; must run inside the actix system.
+    pub fn start(store: &Store, indexer: Option<Addr<Indexer>>) -> Self {
+        let embeddings = Self::off(
+            store,
+            "the embedding model is still loading",
+            "wait a moment; recall uses BM25 until it is ready",
+        );
+        let this = embeddings.clone();
+        let store = store.clone();
+        actix_rt::spawn(async move {
+            let config = EmbedderConfig::from_env();
+            let probe_config = config.clone();
+            let probe = match tokio::task::spawn_blocking(move || {
+                EmbeddingModel::load(&probe_config)
+            })
+            .await
+            {
+                Ok(probe) => probe,
+                Err(err) => {
+                    warn!(error = %err, "embedding model load panicked");
+                    return;
+                }
+            };
+            let handle = Embedder::start_with_probe(config, probe);
+            if let Ok(mut slot) = this.handle.write() {
+                *slot = handle.clone();
+            }
+            if !handle.is_ready() {
+                return;
+            }
+            let arbiter = Arbiter::new();
+            let worker = Vectorizer::new(store, handle);
+            let vectorizer = Vectorizer::start_in_arbiter(&arbiter.handle(), |_| worker);
+            vectorizer.do_send(Backfill);
+            if let Some(indexer) = &indexer {
+                indexer.do_send(AttachVectorizer(vectorizer.clone().recipient()));
+            }
+            if let Ok(mut slot) = this.vectorizer.write() {
+                *slot = Some(vectorizer);
+            }
+            // Dropping the handle leaves the arbiter running until the system stops.
+            drop(arbiter);
+        });
+        embeddings
+    }
+
+    /// The embedder as it is now.
+    pub fn handle(&self) -> EmbedderHandle {
+        match self.handle.read() {
+            Ok(handle) => handle.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The vectorizer, once the model has loaded.
+    pub fn vectorizer(&self) -> Option<Addr<Vectorizer>> {
+        match self.vectorizer.read() {
+            Ok(slot) => slot.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The unit vector of a query, or `None` when embeddings are not available (or too slow).
+    pub async fn query_vector(&self, text: &str) -> Option<Vec<f32>> {
+        let handle = self.handle();
+        if !handle.is_ready() {
+            return None;
+        }
+        let embedding = handle.embed(vec![text.to_string()], Purpose::Query);
+        match tokio::time::timeout(QUERY_EMBED_DEADLINE, embedding).await {
+            Ok(Ok(mut vectors)) => vectors.pop(),
+            Ok(Err(err)) => {
+                warn!(error = %err, "query embedding failed; recall uses BM25 alone");
+                None
+            }
+            Err(_) => {
+                warn!("query embedding timed out; recall uses BM25 alone");
+                None
+            }
+        }
+    }
+}
