@@ -155,8 +155,10 @@ fn print_tables(sizes: &[SizeRow], modes: &[ModeRow], queries: usize) {
         );
     }
     println!();
-    println!("| messages | mode | queries | p50 | p99 | max | recall@10 of the questions asked |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| messages | mode | queries | p50 | p99 | max | recall@10 of the questions asked | failed |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for row in modes {
         match &row.outcome {
             Ok(timed) if !timed.timings.is_empty() => println!(

@@ -175,7 +175,7 @@ pub static KINDS: [FactKind; 10] = [
         evidence: "{to}",
         questions: [
             "Where did the code from {from} go?",
-            "Where does {gloss} live now?",
+            "Where would I find {gloss} these days?",
             "Where are {what} now?",
         ],
         entity: Some("what"),
