@@ -7,8 +7,10 @@
 //! ([`cache_oracle`]) whose numbers are reported in every response's usage and in
 //! [`FakeUpstream::cache_observations`].
 //!
-//! This crate deliberately does not depend on any other workspace crate: it is an
-//! independent oracle of the providers' wire formats.
+//! The fake upstream deliberately uses no other workspace crate: it is an independent oracle of
+//! the providers' wire formats. Only [`retrieval`] (the labelled recall set and its loader, for
+//! `lore-recall-eval`) uses `lore-proto` and `lore-storage`, to write data directories through
+//! the real storage API.
 
 mod anthropic;
 pub mod cache_oracle;
@@ -16,6 +18,7 @@ pub mod http_client;
 mod openai;
 mod recording;
 mod responses;
+pub mod retrieval;
 mod script;
 mod server;
 mod sse;
