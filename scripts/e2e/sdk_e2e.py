@@ -139,8 +139,53 @@ def openai_scenarios():
     check([m["text"] for m in messages] == ["responses plain", "ok: responses plain"], "openai responses: captured")
 
 
+def wait_searchable(query):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        if api(f"/api/v1/recall?q={query}")["results"]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def recall_scenarios():
+    """A model that calls only `recall` gets the answer inside the same streamed response."""
+    fact = "The release train leaves on Thursdays from branch rel-42."
+    a = anthropic.Anthropic(base_url=GATEWAY, api_key="sk-ant-e2e-memory", max_retries=0)
+    a.messages.create(model="claude-sonnet-5", max_tokens=64, messages=[{"role": "user", "content": fact}])
+    check(wait_searchable("rel-42"), "recall: the fact is searchable")
+    ask = 'when does the train leave? [[call:recall {"query": "release train rel-42"}]]'
+
+    tools = [{"name": "get_time", "description": "Current time", "input_schema": {"type": "object", "properties": {}}}]
+    client = anthropic.Anthropic(base_url=GATEWAY, api_key="sk-ant-e2e-recall", max_retries=0)
+    with client.messages.stream(model="claude-sonnet-5", max_tokens=64, tools=tools,
+                                messages=[{"role": "user", "content": ask}]) as stream:
+        final = stream.get_final_message()
+    kinds = [block.type for block in final.content]
+    check(kinds == ["text", "text"] and final.stop_reason == "end_turn",
+          f"anthropic recall: one streamed message, marker then answer, no tool call ({kinds}, {final.stop_reason})")
+    check(final.content[0].text.startswith("\U0001F4DA Searching all archives"), "anthropic recall: marker shown")
+    check("rel-42" in final.content[1].text, "anthropic recall: the answer used the recall result")
+
+    o = openai.OpenAI(base_url=GATEWAY + "/v1", api_key="sk-openai-e2e-recall", max_retries=0)
+    chat_tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}}}]
+    chunks = list(o.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": ask}],
+                                             tools=chat_tools, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    calls = [c for c in chunks if c.choices and c.choices[0].delta.tool_calls]
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    check(not calls and finishes == ["stop"], f"openai recall: one stream, no tool call ({finishes})")
+    check("\U0001F4DA Searching all archives" in text and "rel-42" in text.split("\U0001F4DA", 1)[1],
+          "openai recall: marker then an answer that used the recall result")
+
+    history = [{"role": "user", "content": ask}, {"role": "assistant", "content": text},
+               {"role": "user", "content": "thanks"}]
+    reply = o.chat.completions.create(model="gpt-4o", messages=history, tools=chat_tools)
+    check(reply.choices[0].message.content == "ok: thanks", "openai recall: the next turn goes through")
+
+
 def main():
-    for scenario in (anthropic_scenarios, openai_scenarios):
+    for scenario in (anthropic_scenarios, openai_scenarios, recall_scenarios):
         try:
             scenario()
         except Exception as error:  # a crash is a failure with its reason, not a stack of noise

@@ -282,6 +282,38 @@ fn tool_call_directive(body: &Value, n: u64) -> Option<Script> {
     }
 }
 
+/// Characters of a tool result the default reply echoes.
+const TOOL_ECHO_CHARS: usize = 2000;
+
+/// The content of the tool result that ends the request, if it ends with one: an OpenAI `tool`
+/// message, an Anthropic user message of `tool_result` blocks, or a Responses
+/// `function_call_output` item.
+fn last_tool_result(body: &Value) -> Option<String> {
+    let last = body
+        .get("messages")
+        .or_else(|| body.get("input"))?
+        .as_array()?
+        .last()?;
+    if last.get("type").and_then(Value::as_str) == Some("function_call_output") {
+        return last
+            .get("output")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+    }
+    if last.get("role").and_then(Value::as_str) == Some("tool") {
+        return Some(own_text(last));
+    }
+    let blocks = last.get("content")?.as_array()?;
+    let result = blocks
+        .iter()
+        .find(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))?;
+    Some(match result.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(content @ Value::Array(_)) => own_text(&serde_json::json!({"content": content})),
+        _ => String::new(),
+    })
+}
+
 /// The text a message itself carries: a plain string, or its text blocks (never tool results).
 fn own_text(message: &Value) -> String {
     let content = match message {
@@ -325,7 +357,14 @@ async fn llm(
     // Unscripted clients (the Python SDK end-to-end test, the binary) ask for a tool call by
     // writing `[[call:NAME]]` in their message.
     let next = next.or_else(|| tool_call_directive(&json_body, n));
-    let text = script::default_text(&shared.settings, last_user);
+    // After a tool result the default reply echoes it, so tests can see what the model got.
+    let text = match last_tool_result(&json_body) {
+        Some(result) if shared.settings.default_text.is_none() => {
+            let result: String = result.chars().take(TOOL_ECHO_CHARS).collect();
+            format!("ok: tool said: {result}")
+        }
+        _ => script::default_text(&shared.settings, last_user),
+    };
     let action = script::plan(next, &text, &shared.settings);
     let commit = matches!(action, Action::Reply(..));
     let model = json_body
