@@ -284,6 +284,7 @@ impl VectorStore {
             let kind = parse_kind(&record.kind).map_or(u8::MAX, kind_code);
             matrix.upsert(&id, kind, &record.session, &record.project, &record.vector);
         }
+        matrix.shrink();
         state.matrix = Some(matrix);
         Ok(())
     }

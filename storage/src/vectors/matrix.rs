@@ -51,6 +51,17 @@ impl Matrix {
         self.dim
     }
 
+    /// Gives back spare capacity (after a bulk load).
+    pub fn shrink(&mut self) {
+        self.codes.shrink_to_fit();
+        self.scales.shrink_to_fit();
+        self.ids.shrink_to_fit();
+        self.kinds.shrink_to_fit();
+        self.sessions.shrink_to_fit();
+        self.projects.shrink_to_fit();
+        self.slots.shrink_to_fit();
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.ids.len()
@@ -125,6 +136,7 @@ impl Matrix {
         }
         let mut codes = vec![0i8; self.dim];
         quantize(query, &mut codes);
+        let codes: Vec<i16> = codes.into_iter().map(i16::from).collect();
         let mut best: BinaryHeap<Reverse<Scored>> = BinaryHeap::with_capacity(k + 1);
         let plain = filter.kind.is_none() && filter.session.is_none() && filter.project.is_none();
         for (slot, row) in self.codes.chunks_exact(self.dim).enumerate() {
@@ -200,13 +212,28 @@ pub(super) fn quantize(vector: &[f32], out: &mut [i8]) -> f32 {
     scale
 }
 
-/// Integer dot product; a single reduction the compiler turns into SIMD multiply-adds.
+/// Lanes of the dot product: independent accumulators the compiler keeps in SIMD registers.
+const LANES: usize = 32;
+
+/// Integer dot product of a widened query and a row of codes. Written as `LANES` independent
+/// sums so it vectorises into multiply-adds even for the baseline x86-64 target (measured about
+/// twice as fast as a single `i8 × i8` reduction).
 #[inline]
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum()
+fn dot_i8(query: &[i16], row: &[i8]) -> i32 {
+    let mut acc = [0i32; LANES];
+    let (q_chunks, r_chunks) = (query.chunks_exact(LANES), row.chunks_exact(LANES));
+    let tail: i32 = q_chunks
+        .remainder()
+        .iter()
+        .zip(r_chunks.remainder())
+        .map(|(&q, &r)| i32::from(q) * i32::from(r))
+        .sum();
+    for (q, r) in q_chunks.zip(r_chunks) {
+        for lane in 0..LANES {
+            acc[lane] += i32::from(q[lane]) * i32::from(r[lane]);
+        }
+    }
+    acc.iter().sum::<i32>() + tail
 }
 
 #[cfg(test)]
