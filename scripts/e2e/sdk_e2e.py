@@ -178,6 +178,16 @@ def recall_scenarios():
     check("\U0001F4DA Searching all archives" in text and "rel-42" in text.split("\U0001F4DA", 1)[1],
           "openai recall: marker then an answer that used the recall result")
 
+    events = list(o.responses.create(model="gpt-5", input=ask, stream=True, tools=[
+        {"type": "function", "name": "lookup", "parameters": {"type": "object", "properties": {}}}]))
+    completed = [e for e in events if e.type == "response.completed"]
+    deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    calls = [e for e in events if e.type == "response.output_item.added" and e.item.type == "function_call"]
+    check(len(completed) == 1 and events[-1].type == "response.completed" and not calls,
+          "openai responses recall: one stream, no function call")
+    check("\U0001F4DA Searching all archives" in deltas and "rel-42" in deltas.split("\U0001F4DA", 1)[1],
+          "openai responses recall: marker then an answer that used the recall result")
+
     history = [{"role": "user", "content": ask}, {"role": "assistant", "content": text},
                {"role": "user", "content": "thanks"}]
     reply = o.chat.completions.create(model="gpt-4o", messages=history, tools=chat_tools)

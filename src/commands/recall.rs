@@ -124,7 +124,9 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         println!("embeddings skipped: LORE_EMBEDDINGS=off");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut model = match EmbeddingModel::load(&EmbedderConfig::from_env()) {
+    // Offline, every core embeds.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut model = match EmbeddingModel::load_with_threads(&EmbedderConfig::from_env(), cores) {
         Ok(model) => model,
         Err(err) => {
             println!("embeddings skipped: {err}; recall uses BM25 alone");

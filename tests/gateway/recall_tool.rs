@@ -437,3 +437,181 @@ fn requests_without_tools_or_with_recall_off_are_forwarded_untouched() {
         serde_json::to_vec(&body).unwrap()
     );
 }
+
+#[test]
+fn responses_stream_answers_recall_inside_the_same_response() {
+    let upstream = FakeUpstream::start();
+    let gateway = Gateway::start(&upstream);
+    remember(
+        &gateway,
+        &upstream,
+        "The nightly backup bucket is s3://acme-backups-eu.",
+        "acme-backups-eu",
+    );
+    upstream.clear_requests();
+    upstream.push(Script::ToolCall {
+        name: "recall".into(),
+        id: "call_resp_1".into(),
+        arguments: json!({"query": "backup bucket"}),
+        text: Some("Looking it up.".into()),
+    });
+    upstream.push(Script::Text("It is s3://acme-backups-eu.".into()));
+    let body = json!({
+        "model": "gpt-5",
+        "input": "where do backups go?",
+        "stream": true,
+        "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {}}}],
+    });
+    let response = gateway.post(
+        "/v1/responses",
+        &[("authorization", "Bearer sk-user")],
+        &body,
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    let events: Vec<Value> = response
+        .sse()
+        .iter()
+        .filter_map(|e| serde_json::from_str(&e.data).ok())
+        .collect();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "response.created").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"response.completed"), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "response.completed").count(),
+        1
+    );
+    assert!(
+        !response.text().contains("function_call"),
+        "the client never sees the recall call"
+    );
+    let sequence: Vec<u64> = events
+        .iter()
+        .filter_map(|e| e["sequence_number"].as_u64())
+        .collect();
+    assert!(
+        sequence.windows(2).all(|w| w[1] == w[0] + 1),
+        "{sequence:?}"
+    );
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert!(
+        text.starts_with("Looking it up.📚 Searching all archives for \"backup bucket\""),
+        "{text}"
+    );
+    assert!(text.ends_with("It is s3://acme-backups-eu."), "{text}");
+    let completed = events.last().unwrap();
+    let output = completed["response"]["output"].as_array().unwrap();
+    assert_eq!(output.len(), 3, "{output:?}");
+    assert!(output.iter().all(|item| item["type"] == "message"));
+
+    let bodies = upstream_bodies_at(&upstream, "/v1/responses");
+    assert_eq!(bodies.len(), 2);
+    assert_eq!(bodies[0]["tools"][1]["name"], "recall");
+    let followup = bodies[1]["input"].as_array().unwrap();
+    let n = followup.len();
+    assert_eq!(followup[n - 2]["type"], "function_call");
+    assert_eq!(followup[n - 1]["type"], "function_call_output");
+    assert!(
+        followup[n - 1]["output"]
+            .as_str()
+            .unwrap()
+            .contains("acme-backups-eu")
+    );
+
+    // Next turn: the client sends the output items back; the model gets the follow-up's input.
+    upstream.clear_requests();
+    upstream.push(Script::Text("Sure.".into()));
+    let mut input = vec![json!({"role": "user", "content": "where do backups go?"})];
+    input.extend(output.iter().cloned());
+    input.push(json!({"role": "user", "content": "thanks"}));
+    let next = json!({"model": "gpt-5", "input": input, "tools": body["tools"].clone()});
+    let response = gateway.post(
+        "/v1/responses",
+        &[("authorization", "Bearer sk-user")],
+        &next,
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    let sent = upstream_bodies_at(&upstream, "/v1/responses");
+    let items = sent[0]["input"].as_array().unwrap();
+    assert_eq!(items[n - 2]["type"], "function_call", "{items:?}");
+    assert_eq!(
+        items[n - 1],
+        followup[n - 1],
+        "expansion rebuilds the call and its output"
+    );
+    assert_eq!(items.last().unwrap()["content"], "thanks");
+}
+
+fn upstream_bodies_at(upstream: &FakeUpstream, path: &str) -> Vec<Value> {
+    upstream
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with(path))
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+#[test]
+fn responses_json_recall_only_is_answered_and_merged() {
+    let upstream = FakeUpstream::start();
+    let gateway = Gateway::start(&upstream);
+    remember(
+        &gateway,
+        &upstream,
+        "The on-call rota lives in ops/rota.yaml.",
+        "rota",
+    );
+    upstream.clear_requests();
+    upstream.push(Script::ToolCall {
+        name: "recall".into(),
+        id: "call_resp_2".into(),
+        arguments: json!({"query": "on-call rota file"}),
+        text: None,
+    });
+    upstream.push(Script::Text("See ops/rota.yaml.".into()));
+    let body = json!({
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "where is the rota?"}],
+        "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {}}}],
+    });
+    let response = gateway.post(
+        "/v1/responses",
+        &[("authorization", "Bearer sk-user")],
+        &body,
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert_eq!(response.header("x-lore-recall-invoked"), Some("true"));
+    let reply = response.json();
+    let output = reply["output"].as_array().unwrap();
+    assert!(
+        output.iter().all(|item| item["type"] == "message"),
+        "{reply}"
+    );
+    assert!(
+        output[0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("📚 Searching all archives")
+    );
+    assert_eq!(
+        output.last().unwrap()["content"][0]["text"],
+        "See ops/rota.yaml."
+    );
+    assert_eq!(reply["status"], "completed");
+    let bodies = upstream_bodies_at(&upstream, "/v1/responses");
+    assert_eq!(bodies.len(), 2);
+    let followup = bodies[1]["input"].as_array().unwrap();
+    assert!(
+        followup.last().unwrap()["output"]
+            .as_str()
+            .unwrap()
+            .contains("rota.yaml")
+    );
+}

@@ -16,6 +16,57 @@ pub const OTHER_SESSION_FACTOR: f32 = 0.5;
 /// Most lists fused; query-variant lists are dropped first.
 pub const MAX_LISTS: usize = 14;
 
+/// The weights of the lists a recall fuses. The defaults were chosen on the labelled retrieval
+/// set (`examples/recall_tune.rs`, figures in `docs/benchmarks.md`): with the reference's
+/// weights ([`FusionWeights::reference`]) three lists built from the same BM25 hits outvote the
+/// vectors, and hybrid recall ranks below vectors alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionWeights {
+    /// BM25 lists of the query and its variants.
+    pub text: f32,
+    /// Vector lists, when the query has at least [`VECTOR_BOOST_MIN_TERMS`] terms (two thirds of
+    /// it below).
+    pub vector: f32,
+    /// BM25 lists restricted to the asking session.
+    pub session_affinity: f32,
+    /// The exact-term list.
+    pub exact_terms: f32,
+    /// The recency-sorted copy of the message and distillation hits (0 leaves it out).
+    pub recency: f32,
+    /// Scale the BM25-derived lists by how many query terms the best BM25 hit holds, so a
+    /// question phrased unlike its answer leans on the vectors.
+    pub coverage_scaling: bool,
+}
+
+impl Default for FusionWeights {
+    /// Chosen on one half of the labelled set, checked on the other.
+    fn default() -> Self {
+        Self {
+            text: 1.0,
+            vector: 4.0,
+            session_affinity: 1.0,
+            exact_terms: 0.5,
+            recency: 0.0,
+            coverage_scaling: true,
+        }
+    }
+}
+
+impl FusionWeights {
+    /// The weights of the reference implementation: 1.0 for every BM25-derived list, 1.5 for
+    /// vectors, no coverage scaling.
+    pub fn reference() -> Self {
+        Self {
+            text: 1.0,
+            vector: VECTOR_BOOST_WEIGHT,
+            session_affinity: 1.0,
+            exact_terms: 1.0,
+            recency: 1.0,
+            coverage_scaling: false,
+        }
+    }
+}
+
 /// Where a ranked list comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListOrigin {
@@ -64,11 +115,11 @@ impl RankedList {
 }
 
 /// The weight of vector lists for a query of `term_count` meaningful terms.
-pub fn vector_weight(term_count: usize) -> f32 {
+pub fn vector_weight(weights: &FusionWeights, term_count: usize) -> f32 {
     if term_count >= VECTOR_BOOST_MIN_TERMS {
-        VECTOR_BOOST_WEIGHT
+        weights.vector
     } else {
-        1.0
+        weights.vector / VECTOR_BOOST_WEIGHT
     }
 }
 
@@ -172,7 +223,8 @@ mod tests {
 
     #[test]
     fn the_vector_boost_needs_two_terms() {
-        assert_eq!(vector_weight(1), 1.0);
-        assert_eq!(vector_weight(2), VECTOR_BOOST_WEIGHT);
+        let weights = FusionWeights::reference();
+        assert_eq!(vector_weight(&weights, 1), 1.0);
+        assert_eq!(vector_weight(&weights, 2), VECTOR_BOOST_WEIGHT);
     }
 }

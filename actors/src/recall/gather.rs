@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use lore_storage::{DocKind, SearchFilter, SearchHit};
 
-use super::fusion::{self, KNOWLEDGE_DOWNWEIGHT, ListOrigin, MAX_LISTS, RankedList, vector_weight};
+use super::fusion::{
+    self, FusionWeights, KNOWLEDGE_DOWNWEIGHT, ListOrigin, MAX_LISTS, RankedList, vector_weight,
+};
 use super::terms::{bm25_query, query_terms, whole_word_matches};
 use super::{MAX_VARIANTS, RecallCorpus, RecallMode, RecallRequest, RecallScope};
 
@@ -132,7 +134,7 @@ pub fn gather(
     if with_vectors {
         match &request.query_vector {
             Some(vector) => {
-                let weight = vector_weight(terms.len());
+                let weight = vector_weight(&request.weights, terms.len());
                 for &kind in kinds {
                     gathering.vector_list(vector, filter, kind, weight);
                 }
@@ -171,7 +173,14 @@ pub fn gather(
         let exact = exact_terms_list(&out, terms);
         let recent = recency_list(&out);
         out.lists.extend([exact, recent]);
-        out.lists.retain(|list| !list.ids.is_empty());
+        let coverage = if request.weights.coverage_scaling {
+            best_coverage(&out, terms)
+        } else {
+            1.0
+        };
+        apply_weights(&mut out.lists, &request.weights, coverage);
+        out.lists
+            .retain(|list| !list.ids.is_empty() && list.weight > 0.0);
     }
     if request.scope == RecallScope::All && has_session_context(&out.lists) {
         for list in &mut out.lists {
@@ -181,6 +190,37 @@ pub fn gather(
         }
     }
     Ok(out)
+}
+
+/// Sets the weight of every list that is not a vector list from `weights`, the BM25-derived
+/// ones scaled by `coverage`.
+fn apply_weights(lists: &mut [RankedList], weights: &FusionWeights, coverage: f32) {
+    for list in lists {
+        list.weight = match list.origin {
+            ListOrigin::Text | ListOrigin::Variant => weights.text * coverage,
+            ListOrigin::SessionAffinity => weights.session_affinity * coverage,
+            ListOrigin::ExactTerms => weights.exact_terms * coverage,
+            ListOrigin::Recency => weights.recency * coverage,
+            ListOrigin::Vector => list.weight,
+        };
+    }
+}
+
+/// The share of the query's terms that the best of the first BM25 hits holds as whole words.
+fn best_coverage(out: &Gathered, terms: &[String]) -> f32 {
+    if terms.is_empty() {
+        return 1.0;
+    }
+    let best = out
+        .lists
+        .iter()
+        .filter(|list| list.origin == ListOrigin::Text)
+        .flat_map(|list| list.ids.iter().take(3))
+        .filter_map(|id| out.pool.get(id))
+        .map(|hit| whole_word_matches(terms, &hit.title, &hit.body))
+        .max()
+        .unwrap_or(0);
+    best as f32 / terms.len() as f32
 }
 
 /// The BM25 texts of the expansion variants: non-empty, different from the query and each

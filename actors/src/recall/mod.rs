@@ -157,6 +157,8 @@ pub struct RecallRequest {
     pub query_vector: Option<Vec<f32>>,
     /// Extra phrasings from query expansion; searched with BM25 only.
     pub variants: Vec<String>,
+    /// The weights of the fused lists.
+    pub weights: fusion::FusionWeights,
 }
 
 impl RecallRequest {

@@ -3,7 +3,7 @@
 use lore_storage::SearchFilter;
 
 use super::fake::{FakeCorpus, doc};
-use super::fusion::{KNOWLEDGE_DOWNWEIGHT, ListOrigin, RRF_K, VECTOR_BOOST_WEIGHT};
+use super::fusion::{FusionWeights, KNOWLEDGE_DOWNWEIGHT, ListOrigin, RRF_K, VECTOR_BOOST_WEIGHT};
 use super::*;
 
 fn ids(outcome: &RecallOutcome) -> Vec<&str> {
@@ -24,6 +24,52 @@ fn close(a: f32, b: f32) -> bool {
 
 fn rrf(rank: usize) -> f32 {
     1.0 / (RRF_K + rank as f32)
+}
+
+/// A request with the reference weights, whose arithmetic these tests check by hand.
+fn reference(query: &str) -> RecallRequest {
+    RecallRequest {
+        weights: FusionWeights::reference(),
+        ..RecallRequest::new(query)
+    }
+}
+
+#[test]
+fn the_default_weights_lean_on_vectors_when_bm25_matches_few_terms() {
+    // The query shares one of its four terms with a distractor the vectors rank 11th, and none
+    // with the answer the vectors rank first.
+    let mut docs = vec![
+        doc(
+            "t:s:0",
+            "s",
+            "flyway applies the sql migrations every tuesday",
+            1,
+        ),
+        doc("t:s:1", "s", "the tables of the billing report are wide", 2),
+    ];
+    let mut vector_order = vec!["t:s:0".to_string()];
+    for n in 2..12 {
+        let id = format!("t:s:{n}");
+        docs.push(doc(&id, "s", "unrelated chatter about lunch", 3));
+        vector_order.push(id);
+    }
+    vector_order.push("t:s:1".into());
+    let corpus = FakeCorpus {
+        docs,
+        vector_order,
+        ..FakeCorpus::default()
+    };
+    let query = "how do we evolve tables schema upgrades";
+    let with = |weights: FusionWeights| {
+        let request = RecallRequest {
+            query_vector: Some(vec![1.0]),
+            weights,
+            ..RecallRequest::new(query)
+        };
+        recall(&corpus, &request).unwrap()
+    };
+    assert_eq!(ids(&with(FusionWeights::reference()))[0], "t:s:1");
+    assert_eq!(ids(&with(FusionWeights::default()))[0], "t:s:0");
 }
 
 #[test]
@@ -49,7 +95,7 @@ fn hybrid_finds_what_either_list_alone_misses() {
             mode,
             limit: 3,
             query_vector: Some(vec![1.0, 0.0]),
-            ..RecallRequest::new("ledger migration")
+            ..reference("ledger migration")
         };
         let outcome = recall(&corpus, &request).unwrap();
         relevant
@@ -73,7 +119,7 @@ fn other_sessions_are_halved_only_when_a_session_asks() {
     };
     let asking = RecallRequest {
         session: Some("mine".into()),
-        ..RecallRequest::new("refunds ledger")
+        ..reference("refunds ledger")
     };
     let outcome = recall(&corpus, &asking).unwrap();
     assert_eq!(ids(&outcome), ["t:mine:0", "t:other:0"]);
@@ -81,7 +127,7 @@ fn other_sessions_are_halved_only_when_a_session_asks() {
     assert!(close(score_of(&outcome, "t:mine:0"), 4.0 * rrf(0)));
     assert!(close(score_of(&outcome, "t:other:0"), 0.5 * 3.0 * rrf(1)));
 
-    let anonymous = recall(&corpus, &RecallRequest::new("refunds ledger")).unwrap();
+    let anonymous = recall(&corpus, &reference("refunds ledger")).unwrap();
     assert!(close(score_of(&anonymous, "t:other:0"), 3.0 * rrf(1)));
 
     let project = RecallRequest {
@@ -105,7 +151,7 @@ fn knowledge_weighs_less_only_for_scope_all_with_session_context() {
     };
     let request = RecallRequest {
         query_vector: Some(vec![1.0]),
-        ..RecallRequest::new("refunds retried")
+        ..reference("refunds retried")
     };
     let knowledge_weights = |corpus: &FakeCorpus, request: &RecallRequest| {
         let terms = terms::query_terms(&request.query);
@@ -175,7 +221,7 @@ fn scope_session_never_searches_vectors_or_other_sessions() {
         session: Some("mine".into()),
         query_vector: Some(vec![1.0]),
         variants: vec!["deployment script failure".into()],
-        ..RecallRequest::new("deploy script")
+        ..reference("deploy script")
     };
     let outcome = recall(&corpus, &request).unwrap();
     assert_eq!(ids(&outcome), ["t:mine:0"]);
@@ -216,7 +262,7 @@ fn the_exact_term_list_lifts_the_document_with_every_term() {
     };
     let request = RecallRequest {
         scope: RecallScope::Knowledge,
-        ..RecallRequest::new("alpha beta gamma")
+        ..reference("alpha beta gamma")
     };
     let bm25 = corpus
         .text_search("alpha beta gamma", &SearchFilter::default(), 10)
@@ -234,7 +280,7 @@ fn a_query_without_terms_finds_nothing_and_asks_nothing() {
         ..Default::default()
     };
     for query in ["", "the of and", "a b c ?!", "   "] {
-        let outcome = recall(&corpus, &RecallRequest::new(query)).unwrap();
+        let outcome = recall(&corpus, &reference(query)).unwrap();
         assert!(outcome.hits.is_empty());
         assert_eq!(outcome.candidates, 0);
     }
@@ -248,13 +294,13 @@ fn without_a_query_vector_recall_is_bm25_alone() {
         vector_order: vec!["t:s:0".into()],
         ..Default::default()
     };
-    let outcome = recall(&corpus, &RecallRequest::new("cache warmup")).unwrap();
+    let outcome = recall(&corpus, &reference("cache warmup")).unwrap();
     assert_eq!(ids(&outcome), ["t:s:0"]);
     assert_eq!(corpus.vector_calls.get(), 0);
     let bm25 = RecallRequest {
         mode: RecallMode::Bm25,
         query_vector: Some(vec![1.0]),
-        ..RecallRequest::new("cache warmup")
+        ..reference("cache warmup")
     };
     recall(&corpus, &bm25).unwrap();
     assert_eq!(corpus.vector_calls.get(), 0);
@@ -269,7 +315,7 @@ fn vector_failures_and_stale_ids_degrade_without_failing() {
     };
     let request = RecallRequest {
         query_vector: Some(vec![1.0]),
-        ..RecallRequest::new("cache warmup")
+        ..reference("cache warmup")
     };
     let outcome = recall(&corpus, &request).unwrap();
     assert_eq!(ids(&outcome), ["t:s:0"]);
@@ -291,13 +337,13 @@ fn limits_cap_candidates_and_results() {
     };
     let request = RecallRequest {
         limit: 4,
-        ..RecallRequest::new("flaky test")
+        ..reference("flaky test")
     };
     let outcome = recall(&corpus, &request).unwrap();
     assert_eq!(outcome.hits.len(), 4);
     assert!(outcome.candidates <= 12 && outcome.candidates > 4);
     assert!(outcome.hits.windows(2).all(|w| w[0].score >= w[1].score));
-    assert_eq!(RecallRequest::new("x").effective_limit(), DEFAULT_LIMIT);
+    assert_eq!(reference("x").effective_limit(), DEFAULT_LIMIT);
 }
 
 #[test]
@@ -315,7 +361,7 @@ fn variants_add_bm25_lists_within_the_list_cap() {
             "cache warmup".into(),
             "boot prefetch".into(),
         ],
-        ..RecallRequest::new("cache warmup")
+        ..reference("cache warmup")
     };
     let outcome = recall(&corpus, &request).unwrap();
     assert!(ids(&outcome).contains(&"d:s:0"), "found through a variant");

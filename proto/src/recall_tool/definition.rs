@@ -61,6 +61,16 @@ pub fn chat_definition() -> Value {
     })
 }
 
+/// The OpenAI Responses tool definition.
+pub fn responses_definition() -> Value {
+    json!({
+        "type": "function",
+        "name": RECALL_TOOL_NAME,
+        "description": RECALL_TOOL_DESCRIPTION,
+        "parameters": input_schema(),
+    })
+}
+
 /// The arguments of one recall call, read leniently (a model may send odd JSON).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct RecallArguments {

@@ -7,6 +7,8 @@
 //! * A call that came with other tool calls: the call goes back in place and its result joins
 //!   the client's tool results (Anthropic: first in the next user message; Chat: a tool message
 //!   right after the assistant message).
+//! * Responses: the marker is an output message of its own, which becomes the `function_call`
+//!   item and its `function_call_output`, in place (what the follow-up sent, too).
 //!
 //! Only the messages that carry markers are rewritten; every other byte stays as sent. The quick
 //! check looks for the ASCII `[r:` of the key, since clients may send the emoji JSON-escaped.
@@ -17,7 +19,8 @@ use serde_json::{Map, Value, json};
 
 use super::definition::{RecallRecord, find_marker_keys, marker_key};
 use super::followup::{
-    anthropic_tool_result, anthropic_tool_use, chat_tool_call, chat_tool_message,
+    anthropic_tool_result, anthropic_tool_use, chat_tool_call, chat_tool_message, responses_call,
+    responses_output,
 };
 use crate::error::ProtoError;
 use crate::inject::{message_items, splice};
@@ -32,7 +35,7 @@ pub fn expand_markers(
     body: &[u8],
     lookup: RecordLookup<'_>,
 ) -> Result<Option<Vec<u8>>, ProtoError> {
-    if protocol == Protocol::OpenAiResponses || !contains(body, b"[r:") {
+    if !contains(body, b"[r:") {
         return Ok(None);
     }
     let ranges = message_items(protocol, body)?;
@@ -49,7 +52,8 @@ pub fn expand_markers(
         }
         let expanded = match protocol {
             Protocol::Anthropic => expand_anthropic(&message, lookup),
-            _ => expand_chat(&message, lookup),
+            Protocol::OpenAiChat => expand_chat(&message, lookup),
+            Protocol::OpenAiResponses => expand_responses(&message, lookup),
         };
         let Some(Expanded { mut items, results }) = expanded else {
             continue;
@@ -134,6 +138,23 @@ fn expand_anthropic(message: &Map<String, Value>, lookup: RecordLookup<'_>) -> O
         items.push(with_content(message, Value::Array(current)));
     }
     Some(Expanded { items, results })
+}
+
+/// A Responses output message that is exactly one marker becomes the call and its output.
+fn expand_responses(message: &Map<String, Value>, lookup: RecordLookup<'_>) -> Option<Expanded> {
+    let parts = message.get("content")?.as_array()?;
+    let [part] = parts.as_slice() else {
+        return None;
+    };
+    let record = part
+        .get("text")
+        .and_then(Value::as_str)
+        .and_then(marker_key)
+        .and_then(lookup)?;
+    Some(Expanded {
+        items: vec![responses_call(&record), responses_output(&record)],
+        results: Vec::new(),
+    })
 }
 
 fn expand_chat(message: &Map<String, Value>, lookup: RecordLookup<'_>) -> Option<Expanded> {

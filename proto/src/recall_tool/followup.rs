@@ -37,6 +37,43 @@ pub fn chat_tool_message(record: &RecallRecord) -> Value {
     json!({"role": "tool", "tool_call_id": record.call_id, "content": record.result})
 }
 
+/// The Responses `function_call` item of a recorded call.
+pub fn responses_call(record: &RecallRecord) -> Value {
+    json!({"type": "function_call", "call_id": record.call_id, "name": RECALL_TOOL_NAME, "arguments": record.input})
+}
+
+/// The Responses `function_call_output` item of a recorded call.
+pub fn responses_output(record: &RecallRecord) -> Value {
+    json!({"type": "function_call_output", "call_id": record.call_id, "output": record.result})
+}
+
+/// OpenAI Responses: `input` + the leg's finished items + each call and its output. A string
+/// `input` becomes the equivalent one-message list.
+pub fn responses_followup(
+    body: &[u8],
+    prefix: &[Value],
+    records: &[RecallRecord],
+) -> Result<Vec<u8>, ProtoError> {
+    let mut items: Vec<Value> = prefix.to_vec();
+    for record in records {
+        items.push(responses_call(record));
+        items.push(responses_output(record));
+    }
+    if !message_items(Protocol::OpenAiResponses, body)?.is_empty() {
+        return append_messages(Protocol::OpenAiResponses, body, &items);
+    }
+    let mut request: serde_json::Map<String, Value> = serde_json::from_slice(body)?;
+    let first = match request.remove("input") {
+        Some(Value::String(text)) => vec![json!({"role": "user", "content": text})],
+        Some(Value::Array(existing)) => existing,
+        _ => Vec::new(),
+    };
+    let mut input = first;
+    input.extend(items);
+    request.insert("input".into(), Value::Array(input));
+    Ok(serde_json::to_vec(&request)?)
+}
+
 /// Anthropic: `body` + an assistant message (`prefix` blocks, then the calls) + a user message
 /// with the results.
 pub fn anthropic_followup(

@@ -9,8 +9,8 @@
 //! * [`followup`]: the request that carries a recall result back to the model within the same
 //!   client response.
 //!
-//! Anthropic Messages and OpenAI Chat Completions carry the tool; OpenAI Responses requests are
-//! forwarded without it.
+//! Anthropic Messages, OpenAI Chat Completions and OpenAI Responses carry the tool (a Responses
+//! request that continues a stored response by `previous_response_id` does not).
 
 pub mod definition;
 pub mod expand;
@@ -22,7 +22,7 @@ pub use definition::{
     marker_text, new_key,
 };
 pub use expand::expand_markers;
-pub use followup::{anthropic_followup, chat_followup};
+pub use followup::{anthropic_followup, chat_followup, responses_followup};
 pub use tools::with_recall_tool;
 
 #[cfg(test)]

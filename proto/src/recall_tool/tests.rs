@@ -58,12 +58,6 @@ fn no_tool_without_tools_or_with_a_recall_of_its_own() {
                 .is_none()
         );
     }
-    let responses = br#"{"tools":[{"type":"function","name":"f"}],"input":"hi"}"#;
-    assert!(
-        with_recall_tool(Protocol::OpenAiResponses, responses)
-            .unwrap()
-            .is_none()
-    );
 }
 
 #[test]
@@ -203,6 +197,58 @@ fn unknown_markers_and_plain_bodies_are_left_alone() {
     let plain = br#"{"messages":[{"role":"user","content":"hi"}]}"#;
     assert!(
         expand_markers(Protocol::Anthropic, plain, &|_| None)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn responses_marker_becomes_the_call_and_its_output_like_the_followup() {
+    let rec = record("r:00000005", true);
+    let marker = marker_text(&rec.key, &RecallArguments::parse(&rec.input));
+    let body = br#"{"model":"gpt-5","input":"how do we deploy?","tools":[{"type":"function","name":"shell"}]}"#;
+    let with_tool: Value = serde_json::from_slice(
+        &with_recall_tool(Protocol::OpenAiResponses, body)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(with_tool["tools"][1]["name"], "recall");
+    let followup: Value =
+        serde_json::from_slice(&responses_followup(body, &[], std::slice::from_ref(&rec)).unwrap())
+            .unwrap();
+    let sent = followup["input"].as_array().unwrap();
+    assert_eq!(
+        sent[0],
+        json!({"role": "user", "content": "how do we deploy?"})
+    );
+    assert_eq!(sent[1]["type"], "function_call");
+    assert_eq!(sent[2]["type"], "function_call_output");
+
+    let resent = json!({"model": "gpt-5", "input": [
+        {"role": "user", "content": "how do we deploy?"},
+        {"type": "message", "role": "assistant", "id": "msg_lore_00000005", "content": [{"type": "output_text", "text": marker, "annotations": []}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Run make deploy.", "annotations": []}]},
+        {"role": "user", "content": "thanks"},
+    ]});
+    let out = expand_markers(
+        Protocol::OpenAiResponses,
+        &serde_json::to_vec(&resent).unwrap(),
+        &lookup(vec![rec]),
+    )
+    .unwrap()
+    .unwrap();
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    let items = out["input"].as_array().unwrap();
+    assert_eq!(items.len(), 5);
+    assert_eq!(
+        items[..3],
+        sent[..],
+        "expansion rebuilds the follow-up's input"
+    );
+    let stored = br#"{"previous_response_id":"resp_1","tools":[{"type":"function","name":"f"}],"input":"hi"}"#;
+    assert!(
+        with_recall_tool(Protocol::OpenAiResponses, stored)
             .unwrap()
             .is_none()
     );

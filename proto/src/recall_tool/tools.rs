@@ -5,24 +5,37 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::definition::{RECALL_TOOL_NAME, anthropic_definition, chat_definition};
+use super::definition::{
+    RECALL_TOOL_NAME, anthropic_definition, chat_definition, responses_definition,
+};
 use crate::error::ProtoError;
 use crate::protocol::Protocol;
 
 /// The body with the recall tool appended to `tools`; `None` when the request has no tools, an
-/// empty `tools` array, already has a tool named `recall`, or is a Responses request.
+/// empty `tools` array, already has a tool named `recall`, or continues a stored Responses
+/// response (`previous_response_id`).
 pub fn with_recall_tool(protocol: Protocol, body: &[u8]) -> Result<Option<Vec<u8>>, ProtoError> {
     #[derive(Deserialize)]
     struct Tools<'a> {
         #[serde(borrow, default)]
         tools: Option<&'a RawValue>,
+        #[serde(default)]
+        previous_response_id: Option<Value>,
     }
     let definition = match protocol {
         Protocol::Anthropic => anthropic_definition(),
         Protocol::OpenAiChat => chat_definition(),
-        Protocol::OpenAiResponses => return Ok(None),
+        Protocol::OpenAiResponses => responses_definition(),
     };
     let parsed: Tools<'_> = serde_json::from_slice(body)?;
+    // A Responses request continuing a stored response cannot be followed up from here.
+    if parsed
+        .previous_response_id
+        .as_ref()
+        .is_some_and(|id| !id.is_null())
+    {
+        return Ok(None);
+    }
     let Some(raw) = parsed.tools else {
         return Ok(None);
     };

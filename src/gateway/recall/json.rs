@@ -8,7 +8,7 @@ use awc::ClientResponse;
 use bytes::Bytes;
 use lore_actors::TurnCompleted;
 use lore_proto::recall_tool::{
-    RECALL_TOOL_NAME, RecallArguments, chat_marker, marker_text, new_key,
+    RECALL_TOOL_NAME, RecallArguments, chat_marker, marker_key, marker_text, new_key,
 };
 use lore_proto::{Protocol, parse_response};
 use lore_storage::now_ms;
@@ -154,7 +154,46 @@ fn read_leg(protocol: Protocol, reply: &mut Value) -> JsonLeg {
                 prefix: Prefix::Blocks(prefix),
             }
         }
-        _ => {
+        Protocol::OpenAiResponses => {
+            let completed = reply.get("status").and_then(Value::as_str) == Some("completed");
+            let mut prefix = Vec::new();
+            if let Some(items) = reply.get_mut("output").and_then(Value::as_array_mut) {
+                for item in items.iter_mut() {
+                    let is_call = item.get("type").and_then(Value::as_str) == Some("function_call");
+                    if is_call && item.get("name").and_then(Value::as_str) == Some(RECALL_TOOL_NAME)
+                    {
+                        let id = item
+                            .get("call_id")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
+                        let input = item.get("arguments").cloned().unwrap_or(Value::Null);
+                        let marker = make_call(&id, &input);
+                        let key = marker_key(&marker)
+                            .unwrap_or("r:0")
+                            .trim_start_matches("r:")
+                            .to_string();
+                        *item = json!({
+                            "id": format!("msg_lore_{key}"),
+                            "type": "message",
+                            "status": "completed",
+                            "role": "assistant",
+                            "content": [{"type": "output_text", "text": marker, "annotations": []}],
+                        });
+                    } else if is_call {
+                        other_tools = true;
+                    } else {
+                        prefix.push(item.clone());
+                    }
+                }
+            }
+            JsonLeg {
+                recall_only: completed && !other_tools && !calls.is_empty(),
+                calls,
+                prefix: Prefix::Items(prefix),
+            }
+        }
+        Protocol::OpenAiChat => {
             let finish = reply
                 .pointer("/choices/0/finish_reason")
                 .and_then(Value::as_str)
@@ -230,7 +269,22 @@ fn merge(protocol: Protocol, mut before: Value, after: Value) -> Value {
                 }
             }
         }
-        _ => {
+        Protocol::OpenAiResponses => {
+            let more = after
+                .get("output")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(items) = before.get_mut("output").and_then(Value::as_array_mut) {
+                items.extend(more);
+            }
+            for key in ["status", "incomplete_details", "error"] {
+                if let Some(value) = after.get(key) {
+                    before[key] = value.clone();
+                }
+            }
+        }
+        Protocol::OpenAiChat => {
             let text = after
                 .pointer("/choices/0/message/content")
                 .and_then(Value::as_str)
@@ -291,7 +345,8 @@ fn settle_stop(protocol: Protocol, reply: &mut Value) {
                 reply["stop_reason"] = json!("end_turn");
             }
         }
-        _ => {
+        Protocol::OpenAiResponses => {}
+        Protocol::OpenAiChat => {
             let has_tools = reply.pointer("/choices/0/message/tool_calls").is_some();
             if let Some(finish) = reply.pointer_mut("/choices/0/finish_reason")
                 && finish == "tool_calls"

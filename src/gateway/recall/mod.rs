@@ -9,12 +9,14 @@
 //! ([`lore_proto::recall_tool::expand`]). Every answered call is kept in storage by its marker
 //! key, so a restart loses nothing.
 //!
-//! * [`anthropic_leg`], [`chat_leg`]: one upstream stream of a response, event by event.
+//! * [`anthropic_leg`], [`chat_leg`], [`responses_leg`]: one upstream stream of a response,
+//!   event by event.
 //! * [`stream`]: the streamed response across legs; [`json`]: the same for JSON replies.
 
 pub(crate) mod anthropic_leg;
 pub(crate) mod chat_leg;
 pub(crate) mod json;
+pub(crate) mod responses_leg;
 pub(crate) mod stream;
 
 use actix_web::http::Method;
@@ -25,7 +27,7 @@ use bytes::Bytes;
 use lore_proto::Protocol;
 use lore_proto::recall_tool::{
     RecallArguments, RecallRecord, anthropic_followup, chat_followup, expand_markers,
-    with_recall_tool,
+    responses_followup, with_recall_tool,
 };
 use lore_storage::now_ms;
 use serde_json::Value;
@@ -64,10 +66,12 @@ pub(crate) struct RecallRun {
     pub session_id: Option<String>,
 }
 
-/// The prefix of a follow-up's assistant message: Anthropic blocks or Chat text.
+/// What the model produced before its recall calls, for the follow-up: Anthropic blocks, Chat
+/// text, or Responses output items.
 pub(crate) enum Prefix {
     Blocks(Vec<Value>),
     Text(String),
+    Items(Vec<Value>),
 }
 
 impl RecallRun {
@@ -117,6 +121,7 @@ impl RecallRun {
         let body = match prefix {
             Prefix::Blocks(blocks) => anthropic_followup(&self.body, &blocks, records),
             Prefix::Text(text) => chat_followup(&self.body, &text, records),
+            Prefix::Items(items) => responses_followup(&self.body, &items, records),
         }
         .map_err(|err| err.to_string())?;
         self.body = Bytes::from(body);

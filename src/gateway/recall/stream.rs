@@ -16,6 +16,7 @@ use tracing::warn;
 
 use super::anthropic_leg::AnthropicLeg;
 use super::chat_leg::ChatLeg;
+use super::responses_leg::ResponsesLeg;
 use super::{LegCall, MAX_RECALL_DEPTH, Prefix, RecallRun};
 use crate::gateway::capture::Turn;
 use crate::gateway::relay::{Completion, error_event, keepalive_bytes};
@@ -40,13 +41,15 @@ pub(crate) fn relay(
 enum Leg {
     Anthropic(AnthropicLeg),
     Chat(ChatLeg),
+    Responses(ResponsesLeg),
 }
 
 impl Leg {
     fn first(protocol: Protocol) -> Self {
         match protocol {
             Protocol::Anthropic => Leg::Anthropic(AnthropicLeg::first()),
-            _ => Leg::Chat(ChatLeg::first()),
+            Protocol::OpenAiChat => Leg::Chat(ChatLeg::first()),
+            Protocol::OpenAiResponses => Leg::Responses(ResponsesLeg::first()),
         }
     }
 
@@ -54,6 +57,7 @@ impl Leg {
         match self {
             Leg::Anthropic(leg) => leg.push(event),
             Leg::Chat(leg) => leg.push(event),
+            Leg::Responses(leg) => leg.push(event),
         }
     }
 
@@ -61,6 +65,7 @@ impl Leg {
         match self {
             Leg::Anthropic(leg) => leg.calls().to_vec(),
             Leg::Chat(leg) => leg.finish_calls().to_vec(),
+            Leg::Responses(leg) => leg.calls().to_vec(),
         }
     }
 
@@ -68,20 +73,22 @@ impl Leg {
         match self {
             Leg::Anthropic(leg) => leg.recall_only(),
             Leg::Chat(leg) => leg.recall_only(),
+            Leg::Responses(leg) => leg.recall_only(),
         }
     }
 
     fn markers(&self) -> Vec<Bytes> {
         match self {
-            Leg::Anthropic(_) => Vec::new(),
+            Leg::Anthropic(_) | Leg::Responses(_) => Vec::new(),
             Leg::Chat(leg) => leg.markers(),
         }
     }
 
-    fn closing(&self) -> Vec<Bytes> {
+    fn closing(&mut self) -> Vec<Bytes> {
         match self {
             Leg::Anthropic(leg) => leg.closing(),
             Leg::Chat(leg) => leg.closing(),
+            Leg::Responses(leg) => leg.closing(),
         }
     }
 
@@ -89,6 +96,7 @@ impl Leg {
         match self {
             Leg::Anthropic(leg) => Prefix::Blocks(leg.prefix()),
             Leg::Chat(leg) => Prefix::Text(leg.prefix().to_string()),
+            Leg::Responses(leg) => Prefix::Items(leg.prefix()),
         }
     }
 
@@ -96,6 +104,7 @@ impl Leg {
         match self {
             Leg::Anthropic(leg) => Leg::Anthropic(leg.next()),
             Leg::Chat(leg) => Leg::Chat(leg.next()),
+            Leg::Responses(leg) => Leg::Responses(leg.next()),
         }
     }
 }
