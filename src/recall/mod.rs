@@ -110,17 +110,8 @@ pub async fn recall(
     let vectors_used = request.query_vector.is_some();
     let markdown = query.format.as_deref() == Some("markdown");
     let text = request.query.clone();
-    let vectors = state.embeddings.vectors.clone();
-    let outcome = web::block(move || {
-        let corpus = Corpus {
-            index: &index,
-            vectors: Some(&vectors),
-        };
-        search(&corpus, &request)
-    })
-    .await;
-    match outcome {
-        Ok(Ok(outcome)) if markdown => HttpResponse::Ok()
+    match search_blocking(state.get_ref(), index, request).await {
+        Ok(outcome) if markdown => HttpResponse::Ok()
             .content_type("text/markdown; charset=utf-8")
             .body(format_results(
                 &text,
@@ -128,16 +119,32 @@ pub async fn recall(
                 now_ms(),
                 DEFAULT_CHAR_BUDGET,
             )),
-        Ok(Ok(outcome)) => HttpResponse::Ok().json(json!({
+        Ok(outcome) => HttpResponse::Ok().json(json!({
             "results": outcome.hits.iter().map(hit_json).collect::<Vec<_>>(),
             "vectors": vectors_used,
             "notes": outcome.notes,
         })),
-        Ok(Err(message)) => HttpResponse::InternalServerError()
+        Err(message) => HttpResponse::InternalServerError()
             .json(json!({"error": {"type": "search_error", "message": message}})),
-        Err(err) => HttpResponse::InternalServerError()
-            .json(json!({"error": {"type": "search_error", "message": err.to_string()}})),
     }
+}
+
+/// Runs one recall over the index and the vectors on the blocking pool.
+async fn search_blocking(
+    state: &AppState,
+    index: std::sync::Arc<lore_storage::SearchIndex>,
+    request: RecallRequest,
+) -> Result<lore_actors::recall::RecallOutcome, String> {
+    let vectors = state.embeddings.vectors.clone();
+    web::block(move || {
+        let corpus = Corpus {
+            index: &index,
+            vectors: Some(&vectors),
+        };
+        search(&corpus, &request)
+    })
+    .await
+    .map_err(|err| err.to_string())?
 }
 
 /// Answers one call of the gateway's `recall` tool: Markdown for the model. Never fails: a
@@ -193,19 +200,9 @@ pub async fn answer_tool(
     };
     request.query_vector = state.embeddings.query_vector(&request.query).await;
     let text = request.query.clone();
-    let vectors = state.embeddings.vectors.clone();
-    let outcome = web::block(move || {
-        let corpus = Corpus {
-            index: &index,
-            vectors: Some(&vectors),
-        };
-        search(&corpus, &request)
-    })
-    .await;
-    match outcome {
-        Ok(Ok(outcome)) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
-        Ok(Err(message)) => format!("Recall failed: {message}"),
-        Err(err) => format!("Recall failed: {err}"),
+    match search_blocking(state.get_ref(), index, request).await {
+        Ok(outcome) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
+        Err(message) => format!("Recall failed: {message}"),
     }
 }
 

@@ -15,7 +15,7 @@ use lore_proto::recall_tool::{
 use lore_storage::now_ms;
 use serde_json::{Map, Value, json};
 
-use super::LegCall;
+use super::{LegCall, add_usage};
 
 /// The state of one Chat leg.
 pub(crate) struct ChatLeg {
@@ -245,15 +245,8 @@ impl ChatLeg {
             .held
             .iter()
             .find_map(|chunk| chunk.get("usage").and_then(Value::as_object));
-        for (key, value) in usage.into_iter().flatten() {
-            match (total.get(key).and_then(Value::as_u64), value.as_u64()) {
-                (Some(before), Some(now)) => {
-                    total.insert(key.clone(), json!(before + now));
-                }
-                _ => {
-                    total.insert(key.clone(), value.clone());
-                }
-            }
+        if let Some(usage) = usage {
+            add_usage(&mut total, usage);
         }
         total
     }

@@ -15,7 +15,7 @@ use lore_storage::now_ms;
 use serde_json::{Map, Value, json};
 use tracing::warn;
 
-use super::{LegCall, MAX_RECALL_DEPTH, Prefix, RecallRun};
+use super::{LegCall, MAX_RECALL_DEPTH, Prefix, RecallRun, add_usage};
 use crate::gateway::capture::Turn;
 
 /// Largest reply read into memory.
@@ -321,11 +321,7 @@ fn merge(protocol: Protocol, mut before: Value, after: Value) -> Value {
 
 fn sum_usage(before: Option<&Value>, after: Option<&Value>) -> Option<Map<String, Value>> {
     let mut total = before?.as_object()?.clone();
-    for (key, value) in after?.as_object()? {
-        if let (Some(a), Some(b)) = (total.get(key).and_then(Value::as_u64), value.as_u64()) {
-            total.insert(key.clone(), json!(a + b));
-        }
-    }
+    add_usage(&mut total, after?.as_object()?);
     Some(total)
 }
 

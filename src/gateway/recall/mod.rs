@@ -153,6 +153,22 @@ impl RecallRun {
     }
 }
 
+/// Adds the usage of one more leg to `total`: counts add up, anything else (nested details)
+/// is taken from the later leg.
+pub(crate) fn add_usage(
+    total: &mut serde_json::Map<String, Value>,
+    more: &serde_json::Map<String, Value>,
+) {
+    for (key, value) in more {
+        let sum = total
+            .get(key)
+            .and_then(Value::as_u64)
+            .zip(value.as_u64())
+            .map(|(before, now)| Value::from(before + now));
+        total.insert(key.clone(), sum.unwrap_or_else(|| value.clone()));
+    }
+}
+
 /// The body with every recall marker expanded, when it has any the store knows.
 pub(crate) fn expand(state: &AppState, protocol: Protocol, body: &Bytes) -> Option<Bytes> {
     let store = &state.store;

@@ -15,7 +15,7 @@ use lore_proto::recall_tool::{RECALL_TOOL_NAME, RecallArguments, marker_text, ne
 use lore_storage::now_ms;
 use serde_json::{Map, Value, json};
 
-use super::LegCall;
+use super::{LegCall, add_usage};
 
 /// The state of one Responses leg.
 pub(crate) struct ResponsesLeg {
@@ -196,15 +196,8 @@ impl ResponsesLeg {
             .as_ref()
             .and_then(|(_, data)| data.pointer("/response/usage"))
             .and_then(Value::as_object);
-        for (key, value) in usage.into_iter().flatten() {
-            match (total.get(key).and_then(Value::as_u64), value.as_u64()) {
-                (Some(before), Some(now)) => {
-                    total.insert(key.clone(), json!(before + now));
-                }
-                _ => {
-                    total.insert(key.clone(), value.clone());
-                }
-            }
+        if let Some(usage) = usage {
+            add_usage(&mut total, usage);
         }
         total
     }
