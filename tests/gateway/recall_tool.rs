@@ -161,6 +161,15 @@ fn anthropic_stream_answers_recall_inside_the_same_response() {
         messages[3]["content"][0]["text"],
         "We deploy with make ship-prod."
     );
+    // One conversation that the follow-up and the next turn extend, never a fork.
+    let session = response.header("x-lore-session-id").unwrap().to_string();
+    let record = eventually("the next turn captured", || {
+        gateway
+            .sessions()
+            .into_iter()
+            .find(|s| s["id"] == session.as_str() && s["messages"] == 6)
+    });
+    assert_eq!(record["forks"], 0, "{record}");
 }
 
 #[test]
