@@ -49,7 +49,7 @@ mod tests {
             store.put_recall(&record).unwrap();
             store.flush().unwrap();
         }
-        let store = Store::open(dir.path()).unwrap();
+        let store = crate::store::reopen(dir.path());
         assert_eq!(store.recall_record("r:0011aabb").unwrap(), Some(record));
         assert_eq!(store.recall_record("r:ffffffff").unwrap(), None);
     }

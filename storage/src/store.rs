@@ -256,6 +256,24 @@ pub fn new_session_id() -> String {
     uuid::Uuid::now_v7().simple().to_string()
 }
 
+/// Opens `dir` once the previous `Store` on it has let go: sled's flusher thread releases the
+/// file lock a moment after the last handle is dropped. For tests that reopen a directory.
+#[cfg(test)]
+pub(crate) fn reopen(dir: &Path) -> Store {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match Store::open(dir) {
+            Ok(store) => return store,
+            Err(err)
+                if err.kind == StorageErrorKind::Locked && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(err) => panic!("cannot reopen {}: {err}", dir.display()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,7 +319,7 @@ mod tests {
         store.flush().unwrap();
         drop(store);
 
-        let store = Store::open(dir.path()).unwrap();
+        let store = reopen(dir.path());
         let loaded = store.load_session(&record.id).unwrap().unwrap();
         assert_eq!(loaded, record);
         assert_eq!(store.session_messages(&loaded).unwrap(), messages);

@@ -55,7 +55,7 @@ fn round_trip_and_reopen_keep_vectors() {
         assert_eq!(vectors.len().unwrap(), 2);
         store.flush().unwrap();
     }
-    let store = Store::open(dir.path()).unwrap();
+    let store = crate::store::reopen(dir.path());
     let vectors = store.vectors();
     assert!(
         !vectors.ensure_model("m", 8).unwrap(),
