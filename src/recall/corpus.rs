@@ -1,8 +1,10 @@
 //! The recall engine's corpus in this process: BM25 from the tantivy index, vectors from the
 //! sled vector store (when the query could be embedded), and the JSON shape of a result.
 
-use lore_actors::recall::{FusedHit, RecallCorpus, RecallOutcome, RecallRequest, recall};
-use lore_storage::{SearchFilter, SearchHit, SearchIndex, VectorStore};
+use lore_actors::recall::{
+    FusedHit, Neighbours, RecallCorpus, RecallOutcome, RecallRequest, recall,
+};
+use lore_storage::{DocKind, SearchFilter, SearchHit, SearchIndex, VectorStore};
 use serde_json::{Value, json};
 
 /// Field weights of `search.ftsWeights`: title, body, category.
@@ -45,6 +47,31 @@ impl RecallCorpus for Corpus<'_> {
 
     fn document(&self, id: &str) -> Result<Option<SearchHit>, String> {
         self.index.get(id).map_err(|err| err.to_string())
+    }
+
+    fn vector_search_by_kind(
+        &self,
+        vector: &[f32],
+        filter: &SearchFilter,
+        kinds: &[DocKind],
+        limit: usize,
+    ) -> Result<Vec<(DocKind, Neighbours)>, String> {
+        let Some(vectors) = self.vectors else {
+            return Ok(Vec::new());
+        };
+        let per_kind = vectors
+            .search_by_kind(vector, filter, limit)
+            .map_err(|err| err.to_string())?;
+        Ok(per_kind
+            .into_iter()
+            .filter(|(kind, _)| kinds.contains(kind))
+            .map(|(kind, hits)| {
+                (
+                    kind,
+                    hits.into_iter().map(|hit| (hit.id, hit.score)).collect(),
+                )
+            })
+            .collect())
     }
 }
 

@@ -304,37 +304,53 @@ impl VectorStore {
         let query = normalise(query);
         let candidates = {
             let state = self.read();
-            let Some(matrix) = state.matrix.as_ref() else {
+            let Some((matrix, row_filter)) = scan_plan(state.matrix.as_ref(), &query, filter)?
+            else {
                 return Ok(Vec::new());
             };
-            if matrix.len() == 0 {
-                return Ok(Vec::new());
-            }
-            if query.len() != matrix.dim() {
-                return Err(invalid(format!(
-                    "query vector has {} values, the stored vectors {}",
-                    query.len(),
-                    matrix.dim()
-                )));
-            }
-            let mut row_filter = RowFilter {
-                kind: filter.kind.map(kind_code),
-                ..RowFilter::default()
-            };
-            for (wanted, slot) in [
-                (&filter.session, &mut row_filter.session),
-                (&filter.project, &mut row_filter.project),
-            ] {
-                if let Some(name) = wanted {
-                    match matrix.name_id(name) {
-                        Some(id) => *slot = Some(id),
-                        None => return Ok(Vec::new()),
-                    }
-                }
-            }
-            let k = limit.saturating_mul(4).max(MIN_CANDIDATES);
-            matrix.candidates(&query, row_filter, k)
+            matrix.candidates(&query, row_filter, candidates_for(limit))
         };
+        self.rescore(&query, &candidates, limit)
+    }
+
+    /// [`VectorStore::search`] for each kind at once (the filter's kind is ignored), with one
+    /// scan of the vectors: the `limit` best of every kind that has any, best first.
+    pub fn search_by_kind(
+        &self,
+        query: &[f32],
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<(DocKind, Vec<VectorHit>)>, StorageError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.load()?;
+        let query = normalise(query);
+        let per_kind = {
+            let state = self.read();
+            let Some((matrix, row_filter)) = scan_plan(state.matrix.as_ref(), &query, filter)?
+            else {
+                return Ok(Vec::new());
+            };
+            matrix.candidates_by_kind(&query, row_filter, candidates_for(limit))
+        };
+        let mut out = Vec::with_capacity(per_kind.len());
+        for (_, candidates) in per_kind {
+            let hits = self.rescore(&query, &candidates, limit)?;
+            if let Some(kind) = hits.first().map(|hit| hit.kind) {
+                out.push((kind, hits));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The exact cosine of each candidate from its stored f32 values, the best `limit`.
+    fn rescore(
+        &self,
+        query: &[f32],
+        candidates: &[Arc<str>],
+        limit: usize,
+    ) -> Result<Vec<VectorHit>, StorageError> {
         let mut hits = Vec::with_capacity(candidates.len());
         for id in candidates {
             let Some(raw) = self.inner.tree.get(id.as_bytes())? else {
@@ -375,3 +391,43 @@ fn normalise(vector: &[f32]) -> Vec<f32> {
 
 #[cfg(test)]
 mod tests;
+
+/// Candidates read from the int8 scan for `limit` results (rescored exactly afterwards).
+fn candidates_for(limit: usize) -> usize {
+    limit.saturating_mul(4).max(MIN_CANDIDATES)
+}
+
+/// The matrix to scan and the row filter for `filter`; `None` when nothing can match (no
+/// vectors, or a session or project the store has never seen).
+fn scan_plan<'a>(
+    matrix: Option<&'a Matrix>,
+    query: &[f32],
+    filter: &SearchFilter,
+) -> Result<Option<(&'a Matrix, RowFilter)>, StorageError> {
+    let Some(matrix) = matrix.filter(|matrix| matrix.len() > 0) else {
+        return Ok(None);
+    };
+    if query.len() != matrix.dim() {
+        return Err(invalid(format!(
+            "query vector has {} values, the stored vectors {}",
+            query.len(),
+            matrix.dim()
+        )));
+    }
+    let mut row_filter = RowFilter {
+        kind: filter.kind.map(kind_code),
+        ..RowFilter::default()
+    };
+    for (wanted, slot) in [
+        (&filter.session, &mut row_filter.session),
+        (&filter.project, &mut row_filter.project),
+    ] {
+        if let Some(name) = wanted {
+            match matrix.name_id(name) {
+                Some(id) => *slot = Some(id),
+                None => return Ok(None),
+            }
+        }
+    }
+    Ok(Some((matrix, row_filter)))
+}

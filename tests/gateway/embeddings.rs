@@ -184,3 +184,23 @@ fn without_the_model_recall_runs_on_bm25_and_health_says_why() {
         gateway.log()
     );
 }
+
+#[test]
+fn reindex_through_the_running_gateway_follows_the_backfill() {
+    let upstream = FakeUpstream::start();
+    let gateway = with_embeddings(&upstream);
+    capture_fact(&gateway, &upstream);
+    eventually("the model to load", || {
+        (gateway.get("/health").json()["embeddings"]["state"] == "ready").then_some(())
+    });
+    let (code, out, err) = lore(&["reindex"], gateway.data_dir(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("search index rebuilt by the running gateway: 12 messages"),
+        "{out}"
+    );
+    assert!(
+        out.contains("embeddings: 12 vectors stored"),
+        "{out}\n{err}"
+    );
+}

@@ -66,20 +66,36 @@ impl Gathering<'_> {
         Ok(())
     }
 
-    fn vector_list(&mut self, vector: &[f32], filter: &SearchFilter, kind: DocKind, weight: f32) {
-        let filter = SearchFilter {
-            kind: Some(kind),
-            ..filter.clone()
-        };
-        let nearest = match self.corpus.vector_search(vector, &filter, self.depth) {
-            Ok(nearest) => nearest,
+    /// One vector list per kind, from a single question to the corpus; a failure only drops
+    /// the vector lists (noted).
+    fn vector_lists(
+        &mut self,
+        vector: &[f32],
+        filter: &SearchFilter,
+        kinds: &[DocKind],
+        weight: f32,
+    ) {
+        let per_kind = match self
+            .corpus
+            .vector_search_by_kind(vector, filter, kinds, self.depth)
+        {
+            Ok(per_kind) => per_kind,
             Err(err) => {
-                self.out
-                    .notes
-                    .push(format!("vector search of {} failed: {err}", kind.as_str()));
+                self.out.notes.push(format!("vector search failed: {err}"));
                 return;
             }
         };
+        for &kind in kinds {
+            let nearest = per_kind
+                .iter()
+                .find(|(found, _)| *found == kind)
+                .map(|(_, nearest)| nearest.clone())
+                .unwrap_or_default();
+            self.vector_list(nearest, kind, weight);
+        }
+    }
+
+    fn vector_list(&mut self, nearest: Vec<(String, f32)>, kind: DocKind, weight: f32) {
         let mut ids = Vec::with_capacity(nearest.len());
         for (id, _) in nearest {
             if !self.out.pool.contains_key(&id) {
@@ -135,9 +151,7 @@ pub fn gather(
         match &request.query_vector {
             Some(vector) => {
                 let weight = vector_weight(&request.weights, terms.len());
-                for &kind in kinds {
-                    gathering.vector_list(vector, filter, kind, weight);
-                }
+                gathering.vector_lists(vector, filter, kinds, weight);
             }
             None if request.mode == RecallMode::Vector => gathering
                 .out

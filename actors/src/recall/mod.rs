@@ -36,6 +36,9 @@ pub const MAX_LIMIT: usize = 100;
 /// Most query-expansion variants searched.
 pub const MAX_VARIANTS: usize = 3;
 
+/// Nearest documents as `(id, cosine)`, best first.
+pub type Neighbours = Vec<(String, f32)>;
+
 /// The documents recall searches. Implementations own the index details (BM25 field weights,
 /// how vectors are stored); errors are plain messages.
 pub trait RecallCorpus {
@@ -56,6 +59,27 @@ pub trait RecallCorpus {
     ) -> Result<Vec<(String, f32)>, String>;
     /// One document by id with its full body (vector-only hits, `id` lookups).
     fn document(&self, id: &str) -> Result<Option<SearchHit>, String>;
+    /// [`RecallCorpus::vector_search`] for each of `kinds` (the filter's own kind is ignored):
+    /// per kind, the nearest documents, best first. A corpus that can answer every kind in one
+    /// scan overrides this; the default asks once per kind.
+    fn vector_search_by_kind(
+        &self,
+        vector: &[f32],
+        filter: &SearchFilter,
+        kinds: &[DocKind],
+        limit: usize,
+    ) -> Result<Vec<(DocKind, Neighbours)>, String> {
+        kinds
+            .iter()
+            .map(|&kind| {
+                let filter = SearchFilter {
+                    kind: Some(kind),
+                    ..filter.clone()
+                };
+                Ok((kind, self.vector_search(vector, &filter, limit)?))
+            })
+            .collect()
+    }
 }
 
 /// What a recall searches.

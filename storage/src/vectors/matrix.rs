@@ -159,6 +159,59 @@ impl Matrix {
             .collect()
     }
 
+    /// [`Matrix::candidates`] for every kind at once, in one pass: the (at most) `k` best rows
+    /// of each kind passing `filter` (its kind is ignored), by kind code, best first.
+    pub fn candidates_by_kind(
+        &self,
+        query: &[f32],
+        filter: RowFilter,
+        k: usize,
+    ) -> Vec<(u8, Vec<Arc<str>>)> {
+        if k == 0 || query.len() != self.dim || self.dim == 0 {
+            return Vec::new();
+        }
+        let filter = RowFilter {
+            kind: None,
+            ..filter
+        };
+        let mut codes = vec![0i8; self.dim];
+        quantize(query, &mut codes);
+        let codes: Vec<i16> = codes.into_iter().map(i16::from).collect();
+        let mut best: Vec<(u8, BinaryHeap<Reverse<Scored>>)> = Vec::new();
+        let plain = filter.session.is_none() && filter.project.is_none();
+        for (slot, row) in self.codes.chunks_exact(self.dim).enumerate() {
+            if !plain && !self.passes(slot, filter) {
+                continue;
+            }
+            let kind = self.kinds[slot];
+            let position = match best.iter().position(|(code, _)| *code == kind) {
+                Some(position) => position,
+                None => {
+                    best.push((kind, BinaryHeap::with_capacity(k + 1)));
+                    best.len() - 1
+                }
+            };
+            let heap = &mut best[position].1;
+            let score = dot_i8(&codes, row) as f32 * self.scales[slot];
+            if heap.len() < k {
+                heap.push(Reverse(Scored(score, slot)));
+            } else if heap.peek().is_some_and(|worst| score > worst.0.0) {
+                heap.pop();
+                heap.push(Reverse(Scored(score, slot)));
+            }
+        }
+        best.into_iter()
+            .map(|(kind, heap)| {
+                let mut ranked: Vec<Scored> = heap.into_iter().map(|Reverse(s)| s).collect();
+                ranked.sort_by(|a, b| b.cmp(a));
+                let ids = ranked
+                    .into_iter()
+                    .map(|Scored(_, slot)| self.ids[slot].clone());
+                (kind, ids.collect())
+            })
+            .collect()
+    }
+
     fn passes(&self, slot: usize, filter: RowFilter) -> bool {
         filter.kind.is_none_or(|kind| self.kinds[slot] == kind)
             && filter.session.is_none_or(|s| self.sessions[slot] == s)

@@ -252,3 +252,55 @@ fn readers_and_a_writer_share_the_store_across_threads() {
     }
     assert_eq!(vectors.len().unwrap(), 200);
 }
+
+#[test]
+fn one_scan_by_kind_matches_a_search_per_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = Store::open(dir.path()).unwrap().vectors();
+    vectors.ensure_model("m", 4).unwrap();
+    let kinds = [DocKind::Message, DocKind::Knowledge, DocKind::Distillation];
+    let items: Vec<(VectorDoc, Vec<f32>)> = (0..60u32)
+        .map(|n| {
+            let doc = VectorDoc {
+                id: format!("x:{n}"),
+                kind: kinds[n as usize % 3],
+                session: format!("s{}", n % 2),
+                project: "/p".into(),
+                created_at_ms: u64::from(n),
+            };
+            let angle = n as f32 / 10.0;
+            (
+                doc,
+                vec![angle.cos(), angle.sin(), 0.5, (n % 7) as f32 / 7.0],
+            )
+        })
+        .collect();
+    vectors.put_many(&items).unwrap();
+    let query = [1.0, 0.2, 0.5, 0.1];
+    for filter in [
+        SearchFilter::default(),
+        SearchFilter {
+            session: Some("s1".into()),
+            ..SearchFilter::default()
+        },
+    ] {
+        let together = vectors.search_by_kind(&query, &filter, 5).unwrap();
+        assert_eq!(together.len(), 3);
+        for (kind, hits) in together {
+            let alone = vectors
+                .search(
+                    &query,
+                    &SearchFilter {
+                        kind: Some(kind),
+                        ..filter.clone()
+                    },
+                    5,
+                )
+                .unwrap();
+            let ids = |hits: &[crate::vectors::VectorHit]| {
+                hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>()
+            };
+            assert_eq!(ids(&hits), ids(&alone), "{kind:?}");
+        }
+    }
+}
