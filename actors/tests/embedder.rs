@@ -2,27 +2,14 @@
 //! (installed by `scripts/setup`; these tests fail, never skip, when they are absent).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use lore_actors::ActorError;
 use lore_actors::embedder::{
     Embedder, EmbedderConfig, EmbedderStatus, EmbeddingModel, MODEL_DIM, MODEL_NAME, Purpose,
 };
 
-/// The configuration of this machine; panics with the fix when the model is not installed.
-fn installed() -> EmbedderConfig {
-    let config = EmbedderConfig::from_env();
-    for file in [
-        config.runtime.clone(),
-        config.model_file(),
-        config.tokenizer_file(),
-    ] {
-        assert!(
-            file.is_file(),
-            "{} is missing: run scripts/setup (or set LORE_MODELS_DIR / ORT_DYLIB_PATH) before the tests",
-            file.display()
-        );
-    }
-    config
-}
+use common::installed;
 
 fn cos(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()

@@ -1,6 +1,8 @@
 //! The vectorizer against the real model and a real sled store.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -17,22 +19,11 @@ use lore_storage::{
     DocKind, MessageSource, SearchFilter, SessionRecord, Store, StoredMessage, VectorDoc,
 };
 
+/// The installed model with one worker.
 fn installed() -> EmbedderConfig {
-    let config = EmbedderConfig::from_env();
-    for file in [
-        config.runtime.clone(),
-        config.model_file(),
-        config.tokenizer_file(),
-    ] {
-        assert!(
-            file.is_file(),
-            "{} is missing: run scripts/setup (or set LORE_MODELS_DIR / ORT_DYLIB_PATH) before the tests",
-            file.display()
-        );
-    }
     EmbedderConfig {
         pool_size: 1,
-        ..config
+        ..common::installed()
     }
 }
 

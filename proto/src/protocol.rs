@@ -56,18 +56,23 @@ pub struct RequestHead {
     pub model: Option<String>,
     /// The `stream` field (false when absent).
     pub stream: bool,
+    /// Whether `tools` is a non-empty array (only then can the recall tool be added).
+    pub has_tools: bool,
 }
 
-/// Reads `model` and `stream` from a request body, skipping everything else; one fast pass that
+/// Reads `model`, `stream` and whether there are `tools` from a request body, skipping
+/// everything else; one fast pass that
 /// also proves the body is a JSON object. Used to route a request before it is parsed in full.
 pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
     // Values, not typed fields: a request with an odd `model` must still be forwarded.
     #[derive(serde::Deserialize)]
-    struct Head {
+    struct Head<'a> {
         #[serde(default)]
         model: Option<serde_json::Value>,
         #[serde(default)]
         stream: Option<serde_json::Value>,
+        #[serde(borrow, default)]
+        tools: Option<&'a serde_json::value::RawValue>,
     }
     // A derived struct would also accept a JSON array; a request must be an object.
     let first = body.iter().find(|byte| !byte.is_ascii_whitespace());
@@ -76,8 +81,13 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
             "the request body must be a JSON object".into(),
         ));
     }
-    let head: Head = serde_json::from_slice(body)?;
+    let head: Head<'_> = serde_json::from_slice(body)?;
+    let has_tools = head.tools.is_some_and(|raw| {
+        let text = raw.get().trim_start();
+        text.starts_with('[') && !text[1..].trim_start().starts_with(']')
+    });
     Ok(RequestHead {
+        has_tools,
         model: head
             .model
             .as_ref()
@@ -198,9 +208,17 @@ mod head_tests {
             head,
             RequestHead {
                 model: Some("claude-x".into()),
-                stream: true
+                stream: true,
+                has_tools: false,
             }
         );
+        let tools = |body: &[u8]| peek_head(body).unwrap().has_tools;
+        assert!(tools(br#"{"tools":[{"name":"bash"}],"messages":[]}"#));
+        assert!(tools(br#"{"tools": [ {"name":"bash"} ]}"#));
+        assert!(!tools(br#"{"tools":[],"messages":[]}"#));
+        assert!(!tools(br#"{"tools": [ ] }"#));
+        assert!(!tools(br#"{"tools":null}"#));
+        assert!(!tools(br#"{"messages":[{"tools":[1]}]}"#));
         assert_eq!(
             peek_head(br#"{"model":null}"#).unwrap(),
             RequestHead::default()

@@ -117,7 +117,8 @@ async fn handle_llm(
         .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
     // Recall markers in the history become the calls and results the model saw.
     let body = recall::expand(&state, protocol, &body).unwrap_or(body);
-    let with_tool = if no_store {
+    // Only a request that has tools gets the recall tool; the others are not parsed again.
+    let with_tool = if no_store || !head.has_tools {
         None
     } else {
         recall::inject(&state, protocol, &body)
