@@ -140,9 +140,11 @@ def openai_scenarios():
 
 
 def wait_searchable(query):
+    """True once a BM25 hit holds `query` (any vector neighbour would answer hybrid recall)."""
     deadline = time.time() + 10
     while time.time() < deadline:
-        if api(f"/api/v1/recall?q={query}")["results"]:
+        results = api(f"/api/v1/recall?q={query}&mode=bm25")["results"]
+        if any(query in r["snippet"] for r in results):
             return True
         time.sleep(0.1)
     return False

@@ -19,9 +19,14 @@ fn remember(gateway: &Gateway, upstream: &FakeUpstream, fact: &str, probe: &str)
         ),
     );
     eventually("the fact to be searchable", || {
-        let found = gateway.get(&format!("/api/v1/recall?q={probe}")).json()["results"]
-            .as_array()
-            .is_some_and(|results| !results.is_empty());
+        let answer = gateway
+            .get(&format!("/api/v1/recall?q={probe}&mode=bm25"))
+            .json();
+        let found = answer["results"].as_array().is_some_and(|results| {
+            results
+                .iter()
+                .any(|r| r["snippet"].as_str().is_some_and(|s| s.contains(probe)))
+        });
         found.then_some(())
     });
 }

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use lore_storage::{DocKind, SearchFilter, SearchHit};
 
 use super::fusion::{
-    self, FusionWeights, KNOWLEDGE_DOWNWEIGHT, ListOrigin, MAX_LISTS, RankedList, vector_weight,
+    self, FusionWeights, KNOWLEDGE_DOWNWEIGHT, ListOrigin, MAX_LISTS, RankedList,
+    VECTOR_BOOST_WEIGHT, vector_weight,
 };
 use super::terms::{bm25_query, query_terms, whole_word_matches};
 use super::{MAX_VARIANTS, RecallCorpus, RecallMode, RecallRequest, RecallScope};
@@ -206,8 +207,8 @@ pub fn gather(
     Ok(out)
 }
 
-/// Sets the weight of every list that is not a vector list from `weights`, the BM25-derived
-/// ones scaled by `coverage`.
+/// Sets the weight of every list from `weights`: the BM25-derived ones scaled by `coverage`,
+/// the vector ones eased back towards the reference boost as `coverage` nears 1.
 fn apply_weights(lists: &mut [RankedList], weights: &FusionWeights, coverage: f32) {
     for list in lists {
         list.weight = match list.origin {
@@ -215,6 +216,11 @@ fn apply_weights(lists: &mut [RankedList], weights: &FusionWeights, coverage: f3
             ListOrigin::SessionAffinity => weights.session_affinity * coverage,
             ListOrigin::ExactTerms => weights.exact_terms * coverage,
             ListOrigin::Recency => weights.recency * coverage,
+            // When the best BM25 hit holds every term, vectors weigh no more than the
+            // reference's boost: an exact match (or a message not embedded yet) still wins.
+            ListOrigin::Vector if weights.coverage_scaling && list.weight > VECTOR_BOOST_WEIGHT => {
+                list.weight + (VECTOR_BOOST_WEIGHT - list.weight) * coverage
+            }
             ListOrigin::Vector => list.weight,
         };
     }

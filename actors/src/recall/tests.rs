@@ -397,3 +397,31 @@ fn sources_come_from_the_id_prefix_then_the_kind() {
     hit.kind = "distillation".into();
     assert_eq!(RecallSource::of(&hit), RecallSource::Distillation);
 }
+
+#[test]
+fn a_document_holding_every_term_beats_vector_neighbours_even_without_a_vector() {
+    // The answer was captured a moment ago and has no vector yet; twenty others are nearer.
+    let mut docs = vec![doc(
+        "t:s:0",
+        "s",
+        "the release train leaves from branch rel-42",
+        1,
+    )];
+    let mut vector_order = Vec::new();
+    for n in 1..=20 {
+        let id = format!("t:s:{n}");
+        docs.push(doc(&id, "s", "ok: stream it", 2));
+        vector_order.push(id);
+    }
+    let corpus = FakeCorpus {
+        docs,
+        vector_order,
+        ..FakeCorpus::default()
+    };
+    let request = RecallRequest {
+        query_vector: Some(vec![1.0]),
+        ..RecallRequest::new("release train rel-42")
+    };
+    let outcome = recall(&corpus, &request).unwrap();
+    assert_eq!(ids(&outcome)[0], "t:s:0");
+}
