@@ -7,12 +7,14 @@
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
+//! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
 pub mod error;
 pub mod index;
+pub mod memory;
 pub mod recalls;
 pub mod records;
 pub mod store;
