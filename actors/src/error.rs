@@ -22,6 +22,18 @@ pub enum ActorError {
     /// The model failed on an input (tokenizer or runtime error).
     #[error("embedding failed: {0}")]
     Embedding(String),
+    /// The provider refused the worker's credential (401/403): the session's background work
+    /// pauses until a request brings another credential.
+    #[error("the worker credential for {origin} was refused ({status}); background work for this session is paused until a request brings a valid key")]
+    WorkerCredentialRefused {
+        /// HTTP status.
+        status: u16,
+        /// Where the call went.
+        origin: String,
+    },
+    /// A worker call failed after its retries, or its reply could not be read.
+    #[error("worker call failed: {0}")]
+    WorkerFailed(String),
 }
 
 impl From<actix::MailboxError> for ActorError {

@@ -11,6 +11,8 @@
 //! - [`embedder`]: the embedding model (ONNX Runtime, loaded at run time) and its worker pool.
 //! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
+//! - [`worker`]: the worker LLM client and the activity board that keeps background work off
+//!   a session's requests.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
@@ -28,6 +30,7 @@ pub mod recall;
 pub mod registry;
 pub mod session;
 pub mod vectorizer;
+pub mod worker;
 
 pub use error::ActorError;
 pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};

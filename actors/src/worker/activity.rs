@@ -1,0 +1,276 @@
+//! `ActivityBoard`: which sessions have a request in flight, when each was last active, how its
+//! last reply stopped, and the worker route its latest request brought (in memory only).
+//!
+//! The gateway marks a request *before* it is forwarded: first as unresolved (its session is
+//! not known yet), then, once capture has resolved it, as in flight for its session until the
+//! response has been relayed to the end. Background work asks [`ActivityBoard::is_quiet`]
+//! immediately before every worker call, so no worker call starts while a request of that
+//! session is on its way, and none while a request is still being resolved.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use super::WorkerRoute;
+
+/// What the board knows about one session.
+#[derive(Debug, Clone)]
+struct SessionActivity {
+    in_flight: u32,
+    last_active: Instant,
+    last_stop_tool: bool,
+    route: Option<Arc<WorkerRoute>>,
+    /// Fingerprint of a route the provider refused; that route is not used again.
+    refused: Option<[u8; 16]>,
+    turns: u64,
+}
+
+/// A session ready for background work.
+#[derive(Debug, Clone)]
+pub struct IdleSession {
+    /// Session id.
+    pub session_id: String,
+    /// Where its worker calls go.
+    pub route: Arc<WorkerRoute>,
+    /// Turns completed since the gateway started.
+    pub turns: u64,
+    /// True when the session has been quiet for the idle timeout and its last reply did not
+    /// stop for a tool call.
+    pub idle: bool,
+}
+
+/// Shared by the HTTP handlers (writers) and the memory workers (readers).
+#[derive(Debug, Default)]
+pub struct ActivityBoard {
+    sessions: Mutex<HashMap<String, SessionActivity>>,
+    unresolved: AtomicUsize,
+}
+
+fn fingerprint(route: &WorkerRoute) -> [u8; 16] {
+    let mut hash = Sha256::new();
+    hash.update(route.url.as_bytes());
+    for (name, value) in route.headers() {
+        hash.update(name.as_bytes());
+        hash.update([0]);
+        hash.update(value.as_bytes());
+        hash.update([0]);
+    }
+    let digest = hash.finalize();
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
+}
+
+impl ActivityBoard {
+    /// A new board.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, SessionActivity>> {
+        // A panic while holding the lock leaves plain counters behind; keep using them.
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Marks a request whose session is not known yet; held until it is.
+    pub fn begin_unresolved(self: &Arc<Self>) -> UnresolvedGuard {
+        self.unresolved.fetch_add(1, Ordering::SeqCst);
+        UnresolvedGuard {
+            board: Arc::clone(self),
+        }
+    }
+
+    /// Marks a request of `session_id` in flight until the guard drops, and keeps the route
+    /// its request brought (a route the provider refused before stays refused).
+    pub fn started(
+        self: &Arc<Self>,
+        session_id: &str,
+        route: Option<WorkerRoute>,
+    ) -> InFlightGuard {
+        let mut sessions = self.lock();
+        let activity = sessions
+            .entry(session_id.to_string())
+            .or_insert_with(|| SessionActivity {
+                in_flight: 0,
+                last_active: Instant::now(),
+                last_stop_tool: false,
+                route: None,
+                refused: None,
+                turns: 0,
+            });
+        activity.in_flight += 1;
+        activity.last_active = Instant::now();
+        if let Some(route) = route {
+            let print = fingerprint(&route);
+            if activity.refused != Some(print) {
+                activity.refused = None;
+                activity.route = Some(Arc::new(route));
+            }
+        }
+        InFlightGuard {
+            board: Arc::clone(self),
+            session_id: session_id.to_string(),
+        }
+    }
+
+    /// Records how a session's reply stopped (`tool_call`: it stopped to run a tool, so the
+    /// harness is about to send the result).
+    pub fn reply_stopped(&self, session_id: &str, tool_call: bool) {
+        if let Some(activity) = self.lock().get_mut(session_id) {
+            activity.last_stop_tool = tool_call;
+            activity.last_active = Instant::now();
+            activity.turns += 1;
+        }
+    }
+
+    /// Stops using `route` for the session: the provider refused it. A request that brings a
+    /// different credential resumes the session's background work.
+    pub fn refuse(&self, session_id: &str, route: &WorkerRoute) {
+        if let Some(activity) = self.lock().get_mut(session_id) {
+            activity.refused = Some(fingerprint(route));
+            if activity.route.as_deref() == Some(route) {
+                activity.route = None;
+            }
+        }
+    }
+
+    /// True when no request of the session is in flight and none is being resolved.
+    pub fn is_quiet(&self, session_id: &str) -> bool {
+        self.unresolved.load(Ordering::SeqCst) == 0
+            && self
+                .lock()
+                .get(session_id)
+                .is_none_or(|activity| activity.in_flight == 0)
+    }
+
+    /// Sessions with a usable route and no request in flight, each saying whether it is idle
+    /// (quiet for `idle_after`, last reply not stopped for a tool).
+    pub fn quiet_sessions(&self, idle_after: Duration) -> Vec<IdleSession> {
+        if self.unresolved.load(Ordering::SeqCst) > 0 {
+            return Vec::new();
+        }
+        let now = Instant::now();
+        self.lock()
+            .iter()
+            .filter(|(_, activity)| activity.in_flight == 0)
+            .filter_map(|(id, activity)| {
+                Some(IdleSession {
+                    session_id: id.clone(),
+                    route: activity.route.clone()?,
+                    turns: activity.turns,
+                    idle: !activity.last_stop_tool
+                        && now.duration_since(activity.last_active) >= idle_after,
+                })
+            })
+            .collect()
+    }
+
+    /// Sessions with a request in flight, and requests not resolved yet.
+    pub fn in_flight(&self) -> (usize, usize) {
+        let busy = self
+            .lock()
+            .values()
+            .filter(|activity| activity.in_flight > 0)
+            .count();
+        (busy, self.unresolved.load(Ordering::SeqCst))
+    }
+
+    /// Forgets sessions quiet for longer than `after` (their routes and credentials with them).
+    pub fn forget_older_than(&self, after: Duration) {
+        let now = Instant::now();
+        self.lock().retain(|_, activity| {
+            activity.in_flight > 0 || now.duration_since(activity.last_active) < after
+        });
+    }
+}
+
+/// Held while a request's session is being resolved.
+#[derive(Debug)]
+pub struct UnresolvedGuard {
+    board: Arc<ActivityBoard>,
+}
+
+impl Drop for UnresolvedGuard {
+    fn drop(&mut self) {
+        self.board.unresolved.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Held while a session's request is in flight; dropping it ends the request.
+#[derive(Debug)]
+pub struct InFlightGuard {
+    board: Arc<ActivityBoard>,
+    session_id: String,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if let Some(activity) = self.board.lock().get_mut(&self.session_id) {
+            activity.in_flight = activity.in_flight.saturating_sub(1);
+            activity.last_active = Instant::now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::worker::WorkerProtocol;
+
+    fn route(key: &str) -> WorkerRoute {
+        WorkerRoute::new(
+            WorkerProtocol::Anthropic,
+            "http://127.0.0.1:1/v1/messages",
+            "m",
+            vec![("x-api-key".into(), key.into())],
+        )
+    }
+
+    #[test]
+    fn a_session_is_quiet_only_without_requests_in_flight_or_unresolved() {
+        let board = ActivityBoard::new();
+        assert!(board.is_quiet("s"));
+        let unresolved = board.begin_unresolved();
+        assert!(!board.is_quiet("s"), "a request not resolved yet may be this session's");
+        let guard = board.started("s", Some(route("k1")));
+        drop(unresolved);
+        assert!(!board.is_quiet("s"));
+        assert!(board.quiet_sessions(Duration::ZERO).is_empty());
+        drop(guard);
+        assert!(board.is_quiet("s"));
+        let quiet = board.quiet_sessions(Duration::ZERO);
+        assert_eq!(quiet.len(), 1);
+        assert!(quiet[0].idle);
+        assert!(!board.quiet_sessions(Duration::from_secs(60))[0].idle);
+    }
+
+    #[test]
+    fn a_tool_stop_is_not_idle() {
+        let board = ActivityBoard::new();
+        drop(board.started("s", Some(route("k1"))));
+        board.reply_stopped("s", true);
+        assert!(!board.quiet_sessions(Duration::ZERO)[0].idle);
+        drop(board.started("s", None));
+        board.reply_stopped("s", false);
+        assert!(board.quiet_sessions(Duration::ZERO)[0].idle);
+    }
+
+    #[test]
+    fn a_refused_route_stays_off_until_another_credential_arrives() {
+        let board = ActivityBoard::new();
+        drop(board.started("s", Some(route("bad"))));
+        board.refuse("s", &route("bad"));
+        assert!(board.quiet_sessions(Duration::ZERO).is_empty());
+        drop(board.started("s", Some(route("bad"))));
+        assert!(board.quiet_sessions(Duration::ZERO).is_empty());
+        drop(board.started("s", Some(route("good"))));
+        assert_eq!(board.quiet_sessions(Duration::ZERO).len(), 1);
+    }
+}

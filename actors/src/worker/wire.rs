@@ -1,0 +1,1 @@
+//! Placeholder: wire bodies.
