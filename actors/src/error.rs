@@ -24,7 +24,9 @@ pub enum ActorError {
     Embedding(String),
     /// The provider refused the worker's credential (401/403): the session's background work
     /// pauses until a request brings another credential.
-    #[error("the worker credential for {origin} was refused ({status}); background work for this session is paused until a request brings a valid key")]
+    #[error(
+        "the worker credential for {origin} was refused ({status}); background work for this session is paused until a request brings a valid key"
+    )]
     WorkerCredentialRefused {
         /// HTTP status.
         status: u16,

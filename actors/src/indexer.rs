@@ -36,6 +36,14 @@ pub struct IndexDocs {
 #[rtype(result = "Result<u64, String>")]
 pub struct Rebuild;
 
+/// Removes documents (a forgotten knowledge entry) from the index and their vectors.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RemoveDocs {
+    /// Document ids.
+    pub ids: Vec<String>,
+}
+
 /// Asks for the counters.
 #[derive(Message)]
 #[rtype(result = "IndexerCounters")]
@@ -111,7 +119,8 @@ impl Indexer {
     }
 }
 
-/// Clears `index` and indexes every captured message of `store` again (forked-off ones too);
+/// Clears `index` and indexes every captured message (forked-off ones too), distillation,
+/// live knowledge entry and entity of `store` again;
 /// returns how many were indexed. Used by the `Indexer` and by `lore reindex` without a gateway.
 pub fn rebuild_from(store: &Store, index: &SearchIndex) -> Result<u64, String> {
     index.clear().map_err(|err| err.to_string())?;
@@ -128,6 +137,9 @@ pub fn rebuild_from(store: &Store, index: &SearchIndex) -> Result<u64, String> {
         count += docs.len() as u64;
         index.add(&docs).map_err(|err| err.to_string())?;
     }
+    let memory = crate::documents::memory_docs(store).map_err(|err| err.to_string())?;
+    count += memory.len() as u64;
+    index.add(&memory).map_err(|err| err.to_string())?;
     index.commit().map_err(|err| err.to_string())?;
     info!(documents = count, "search index rebuilt from storage");
     Ok(count)
@@ -191,6 +203,26 @@ impl Handler<IndexDocs> for Indexer {
                 if self.counters.pending >= COMMIT_AFTER_DOCS {
                     self.commit();
                 }
+            }
+            Err(err) => self.fail(&err.to_string()),
+        }
+    }
+}
+
+impl Handler<RemoveDocs> for Indexer {
+    type Result = ();
+
+    fn handle(&mut self, msg: RemoveDocs, _: &mut Self::Context) {
+        let vectors = self.store.vectors();
+        for id in &msg.ids {
+            if let Err(err) = vectors.remove(id) {
+                self.fail(&err.to_string());
+            }
+        }
+        match self.index.remove(&msg.ids) {
+            Ok(()) => {
+                self.counters.pending += msg.ids.len();
+                self.commit();
             }
             Err(err) => self.fail(&err.to_string()),
         }

@@ -10,6 +10,7 @@
 //!   parallel.
 //! - [`embedder`]: the embedding model (ONNX Runtime, loaded at run time) and its worker pool.
 //! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
+//! - [`documents`]: the search documents of distillations, knowledge entries and entities.
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
 //!   a session's requests.
@@ -20,6 +21,7 @@
 //! - [`error`]: the crate's error type.
 
 pub mod cards;
+pub mod documents;
 pub mod embedder;
 pub mod error;
 pub mod history;

@@ -2,7 +2,7 @@
 //!
 //! It receives the documents the `Indexer` receives ([`EmbedDocs`]), embeds them in batches of
 //! [`BATCH`] through the [`EmbedderHandle`] and writes them to the [`VectorStore`]. [`Backfill`]
-//! walks every stored message and embeds those without a vector, one batch at a time, live
+//! walks every stored message and memory document and embeds those without a vector, one batch at a time, live
 //! documents first. It runs on its own arbiter (storage reads block that thread only); at start
 //! it stamps the store with the model, which wipes vectors of another model. When the embedder
 //! is unavailable it does nothing and its counters say why. [`backfill_blocking`] is the same
@@ -266,17 +266,28 @@ pub fn wants_vector(doc: &IndexDoc) -> bool {
         || (doc.kind != lore_storage::DocKind::Message && !doc.title.trim().is_empty())
 }
 
-/// The message documents of a session that want a vector and have none.
+/// The backfill's name for the memory documents (distillations, knowledge, entities), which
+/// belong to no single session; no session id contains a NUL.
+const MEMORY: &str = "\0memory";
+
+/// The message documents of a session (or, for [`MEMORY`], the memory documents) that want a
+/// vector and have none.
 fn missing_docs(
     store: &Store,
     vectors: &VectorStore,
     session: &str,
     project: &str,
 ) -> Result<Vec<IndexDoc>, String> {
-    let log = store.session_log(session).map_err(|err| err.to_string())?;
+    let candidates: Vec<IndexDoc> = if session == MEMORY {
+        crate::documents::memory_docs(store).map_err(|err| err.to_string())?
+    } else {
+        let log = store.session_log(session).map_err(|err| err.to_string())?;
+        log.iter()
+            .map(|stored| message_doc(stored, project))
+            .collect()
+    };
     let mut docs = Vec::new();
-    for stored in &log {
-        let doc = message_doc(stored, project);
+    for doc in candidates {
         if wants_vector(&doc) && !vectors.contains(&doc.id).map_err(|err| err.to_string())? {
             docs.push(doc);
         }
@@ -298,6 +309,11 @@ fn plan_backfill(
             total += missing;
             sessions.push((session.id, project));
         }
+    }
+    let missing = missing_docs(store, vectors, MEMORY, "")?.len() as u64;
+    if missing > 0 {
+        total += missing;
+        sessions.push((MEMORY.to_string(), String::new()));
     }
     Ok((sessions, total))
 }

@@ -222,11 +222,15 @@ impl SearchIndex {
         writer.lock().map_err(|_| index_error("writer", "poisoned"))
     }
 
-    /// Adds documents (visible after [`SearchIndex::commit`]).
+    /// Adds documents (visible after [`SearchIndex::commit`]). Messages never change, so they
+    /// are only added; any other kind replaces the document with the same id.
     pub fn add(&self, docs: &[IndexDoc]) -> Result<(), StorageError> {
         let writer = self.writer()?;
         let f = self.fields;
         for doc in docs {
+            if doc.kind != DocKind::Message {
+                writer.delete_term(Term::from_field_text(f.id, &doc.id));
+            }
             let mut document = TantivyDocument::default();
             document.add_text(f.id, &doc.id);
             document.add_text(f.kind, doc.kind.as_str());
@@ -239,6 +243,15 @@ impl SearchIndex {
             writer
                 .add_document(document)
                 .map_err(|err| index_error("cannot add a document", err))?;
+        }
+        Ok(())
+    }
+
+    /// Removes the documents with these ids (visible after [`SearchIndex::commit`]).
+    pub fn remove(&self, ids: &[String]) -> Result<(), StorageError> {
+        let writer = self.writer()?;
+        for id in ids {
+            writer.delete_term(Term::from_field_text(self.fields.id, id));
         }
         Ok(())
     }

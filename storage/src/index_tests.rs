@@ -105,3 +105,35 @@ fn a_schema_change_or_a_corrupt_index_starts_over() {
     let (_, rebuilt) = SearchIndex::open(dir.path()).unwrap();
     assert!(rebuilt);
 }
+
+#[test]
+fn knowledge_documents_are_replaced_and_removed_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = SearchIndex::open(dir.path()).unwrap();
+    let entry = |body: &str| IndexDoc {
+        kind: DocKind::Knowledge,
+        ..doc("k:1", "", body)
+    };
+    index.add(&[entry("use pytest for tests")]).unwrap();
+    index.commit().unwrap();
+    index.add(&[entry("use nextest for tests")]).unwrap();
+    index.commit().unwrap();
+    let filter = SearchFilter::default();
+    assert_eq!(
+        index
+            .search("pytest", &filter, 10, (6.0, 2.0, 3.0))
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        index
+            .search("nextest", &filter, 10, (6.0, 2.0, 3.0))
+            .unwrap()
+            .len(),
+        1
+    );
+    index.remove(&["k:1".to_string()]).unwrap();
+    index.commit().unwrap();
+    assert!(index.get("k:1").unwrap().is_none());
+}

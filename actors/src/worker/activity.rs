@@ -238,7 +238,10 @@ mod tests {
         let board = ActivityBoard::new();
         assert!(board.is_quiet("s"));
         let unresolved = board.begin_unresolved();
-        assert!(!board.is_quiet("s"), "a request not resolved yet may be this session's");
+        assert!(
+            !board.is_quiet("s"),
+            "a request not resolved yet may be this session's"
+        );
         let guard = board.started("s", Some(route("k1")));
         drop(unresolved);
         assert!(!board.is_quiet("s"));

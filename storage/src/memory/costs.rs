@@ -56,7 +56,11 @@ impl Store {
             let (key, raw) = item?;
             let key = String::from_utf8_lossy(&key).into_owned();
             let (day, bucket) = key.split_once('/').unwrap_or((key.as_str(), ""));
-            out.push((day.to_string(), bucket.to_string(), decode("worker usage", &raw)?));
+            out.push((
+                day.to_string(),
+                bucket.to_string(),
+                decode("worker usage", &raw)?,
+            ));
         }
         Ok(out)
     }

@@ -155,7 +155,9 @@ mod tests {
                 curated_through_n: 1,
                 rejected: 0,
             };
-            store.commit_distillations("s", &state, &[archived]).unwrap();
+            store
+                .commit_distillations("s", &state, &[archived])
+                .unwrap();
             store.flush().unwrap();
         }
         let store = crate::store::reopen(dir.path());
@@ -164,7 +166,10 @@ mod tests {
         assert!(rows[0].archived && !rows[1].archived);
         assert_eq!(store.distill_state("s").unwrap().curated_through_n, 1);
         assert_eq!(store.all_distillations().unwrap().len(), 3);
-        assert_eq!(store.distillation("s", 1).unwrap(), Some(distillation("s", 1)));
+        assert_eq!(
+            store.distillation("s", 1).unwrap(),
+            Some(distillation("s", 1))
+        );
         assert_eq!(rows[1].doc_id(), "d:s:1");
     }
 }
