@@ -193,6 +193,23 @@ impl Store {
         Ok(messages)
     }
 
+    /// The messages of a session's log from `seq` on (forked-off ones included), by `seq`: the
+    /// part the Distiller has not read yet.
+    pub fn session_log_from(
+        &self,
+        session_id: &str,
+        seq: u64,
+    ) -> Result<Vec<StoredMessage>, StorageError> {
+        let mut end = session_id.as_bytes().to_vec();
+        end.push(b'/' + 1);
+        let mut messages = Vec::new();
+        for item in self.messages.range(message_key(session_id, seq)..end) {
+            let (_, raw) = item?;
+            messages.push(decode("message", &raw)?);
+        }
+        Ok(messages)
+    }
+
     /// Records that `session_id` was seen under the session header key `header_key`.
     pub fn index_header(&self, header_key: &str, session_id: &str) -> Result<(), StorageError> {
         self.session_index
@@ -344,6 +361,16 @@ mod tests {
         store.commit_turn(&b, &[message("aaaab", 0, "y")]).unwrap();
         assert_eq!(store.session_log("aaaa").unwrap().len(), 1);
         assert_eq!(store.list_sessions().unwrap().len(), 2);
+        let more: Vec<StoredMessage> = (1..4).map(|seq| message("aaaa", seq, "z")).collect();
+        store.commit_turn(&a, &more).unwrap();
+        let tail: Vec<u64> = store
+            .session_log_from("aaaa", 2)
+            .unwrap()
+            .iter()
+            .map(|m| m.seq)
+            .collect();
+        assert_eq!(tail, [2, 3], "the tail stops at the session's end");
+        assert!(store.session_log_from("aaaa", 9).unwrap().is_empty());
     }
 
     #[test]
