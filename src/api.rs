@@ -95,11 +95,60 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpRespons
             .unwrap_or(Value::Null),
         None => Value::Null,
     };
+    let (distiller, curator) = memory_counters(&state).await;
+    let (busy, unresolved) = state.board.in_flight();
+    let usage = web::block({
+        let store = state.store.clone();
+        move || store.worker_usage()
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .unwrap_or_default();
     HttpResponse::Ok().json(json!({
         "session_registry": registry,
         "indexer": indexer,
         "vectorizer": vectorizer_counters(&state).await,
+        "distiller": distiller,
+        "curator": curator,
+        "activity": {"sessions_in_flight": busy, "requests_unresolved": unresolved},
+        "worker_usage": usage_json(&usage),
     }))
+}
+
+/// The Distiller's and the Curator's counters (null when the workers are off).
+async fn memory_counters(state: &AppState) -> (Value, Value) {
+    let Some(workers) = &state.memory else {
+        return (Value::Null, Value::Null);
+    };
+    let distiller = workers
+        .distiller
+        .send(lore_actors::distiller::Observe)
+        .await
+        .map(|counters| json!(counters))
+        .unwrap_or(Value::Null);
+    let curator = workers
+        .curator
+        .send(lore_actors::curator::Observe)
+        .await
+        .map(|counters| json!(counters))
+        .unwrap_or(Value::Null);
+    (distiller, curator)
+}
+
+/// Worker usage per day and bucket, as JSON rows.
+pub fn usage_json(usage: &[(String, String, lore_storage::memory::UsageTotals)]) -> Value {
+    Value::Array(
+        usage
+            .iter()
+            .map(|(day, bucket, totals)| {
+                let mut row = json!(totals);
+                row["day"] = json!(day);
+                row["bucket"] = json!(bucket);
+                row
+            })
+            .collect(),
+    )
 }
 
 /// The vectorizer's counters and how many vectors are stored (null before the model loaded).

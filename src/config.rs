@@ -76,6 +76,8 @@ pub struct GatewayConfig {
     /// How cards are injected (`LORE_CARDS_BUDGET` tokens, `LORE_CARDS_SCAN_DEPTH` turns,
     /// `LORE_CARDS_FRAMING`).
     pub card_settings: CardSettings,
+    /// The memory workers (distillation, curation) and where their calls go.
+    pub memory: crate::memory_config::MemoryConfig,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -251,6 +253,7 @@ impl GatewayConfig {
             gateway_cwd,
             cards_vault,
             card_settings,
+            memory: crate::memory_config::MemoryConfig::from_env(env)?,
         })
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use actix::{Actor, Addr, Arbiter};
+use lore_actors::curator::{AttachEmbedder, Curator};
 use lore_actors::embedder::{Embedder, EmbedderConfig, EmbedderHandle, EmbeddingModel, Purpose};
 use lore_actors::indexer::{AttachVectorizer, Indexer};
 use lore_actors::vectorizer::{Backfill, Vectorizer};
@@ -36,7 +37,11 @@ impl Embeddings {
     }
 
     /// Starts loading the model in the background; must run inside the actix system.
-    pub fn start(store: &Store, indexer: Option<Addr<Indexer>>) -> Self {
+    pub fn start(
+        store: &Store,
+        indexer: Option<Addr<Indexer>>,
+        curator: Option<Addr<Curator>>,
+    ) -> Self {
         let embeddings = Self::off(
             store,
             "the embedding model is still loading",
@@ -64,6 +69,9 @@ impl Embeddings {
             }
             if !handle.is_ready() {
                 return;
+            }
+            if let Some(curator) = &curator {
+                curator.do_send(AttachEmbedder(handle.clone()));
             }
             let arbiter = Arbiter::new();
             let worker = Vectorizer::new(store, handle);

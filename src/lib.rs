@@ -6,6 +6,8 @@
 //! - [`gateway`]: the LLM proxy path.
 //! - [`api`]: the management API and `/health`.
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
+//! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
+//!   curation), their settings, and what they made of a session.
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -18,5 +20,8 @@ pub mod embeddings;
 pub mod gateway;
 pub mod http;
 pub mod mcp;
+pub mod memory;
+pub mod memory_api;
+pub mod memory_config;
 pub mod recall;
 pub mod server;

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use lore_actors::SessionRegistry;
 use lore_actors::cards::library::CardLibrary;
 use lore_actors::indexer::{Indexer, Rebuild};
+use lore_actors::worker::ActivityBoard;
 use lore_storage::{SearchIndex, Store, Vault};
 use tracing::{info, warn};
 
@@ -41,6 +42,10 @@ pub struct AppState {
     pub indexer: Option<Addr<Indexer>>,
     /// The embedding model and the vectors.
     pub embeddings: Embeddings,
+    /// Which sessions have a request in flight (the memory workers wait for quiet).
+    pub board: Arc<ActivityBoard>,
+    /// The memory workers, unless `LORE_MEMORY=off`.
+    pub memory: Option<crate::memory::MemoryWorkers>,
     /// Process start, for `/health`.
     pub started_at: Instant,
 }
@@ -84,6 +89,9 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     if let Some(indexer) = &indexer {
         registry = registry.with_indexer(indexer.clone().recipient());
     }
+    let board = ActivityBoard::new();
+    registry = registry.with_board(Arc::clone(&board));
+    let memory = crate::memory::start(&config.memory, &store, &board, indexer.clone());
     let registry = SessionRegistry::start_in_arbiter(&registry_arbiter.handle(), |_| registry);
 
     let listener = TcpListener::bind((config.host.as_str(), config.port))
@@ -98,7 +106,11 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         library
     });
     let embeddings = if config.embeddings {
-        Embeddings::start(&store, indexer.clone())
+        Embeddings::start(
+            &store,
+            indexer.clone(),
+            memory.as_ref().map(|workers| workers.curator.clone()),
+        )
     } else {
         Embeddings::off(
             &store,
@@ -114,6 +126,8 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         index,
         indexer,
         embeddings,
+        board,
+        memory,
         started_at,
     });
     let server = HttpServer::new(move || {

@@ -14,6 +14,9 @@
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
 //!   a session's requests.
+//! - [`distiller`]: `Distiller`, which turns quiet sessions' messages into observation logs and
+//!   consolidates them. [`curator`]: `Curator`, which turns observations into long-term knowledge
+//!   and entities.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
@@ -21,6 +24,8 @@
 //! - [`error`]: the crate's error type.
 
 pub mod cards;
+pub mod curator;
+pub mod distiller;
 pub mod documents;
 pub mod embedder;
 pub mod error;

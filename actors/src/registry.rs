@@ -25,6 +25,7 @@ use crate::history::best_candidate;
 use crate::indexer::IndexDocs;
 use crate::model::{SessionHandle, SessionIdentity};
 use crate::session::{SessionActor, Shutdown};
+use crate::worker::ActivityBoard;
 
 /// How often idle sessions are looked for.
 const EVICTION_SWEEP: Duration = Duration::from_secs(30);
@@ -112,6 +113,8 @@ pub struct SessionRegistry {
     eviction_after: Duration,
     /// The search index writer handed to every session actor.
     indexer: Option<Recipient<IndexDocs>>,
+    /// The activity board the session actors report to.
+    board: Option<Arc<ActivityBoard>>,
     /// Counters for observation.
     counters: RegistryCounters,
 }
@@ -127,6 +130,7 @@ impl SessionRegistry {
             index: HashMap::new(),
             eviction_after,
             indexer: None,
+            board: None,
             counters: RegistryCounters::default(),
         }
     }
@@ -134,6 +138,12 @@ impl SessionRegistry {
     /// Session actors started by this registry send their stored messages to `indexer`.
     pub fn with_indexer(mut self, indexer: Recipient<IndexDocs>) -> Self {
         self.indexer = Some(indexer);
+        self
+    }
+
+    /// Session actors started by this registry report how their replies stop to `board`.
+    pub fn with_board(mut self, board: Arc<ActivityBoard>) -> Self {
+        self.board = Some(board);
         self
     }
 
@@ -332,7 +342,9 @@ impl SessionRegistry {
     ) -> Addr<SessionActor> {
         let store = self.store.clone();
         let registry = ctx.address();
-        let actor = SessionActor::new(record, store, registry).with_indexer(self.indexer.clone());
+        let actor = SessionActor::new(record, store, registry)
+            .with_indexer(self.indexer.clone())
+            .with_board(self.board.clone());
         if self.arbiters.is_empty() {
             return actor.start();
         }

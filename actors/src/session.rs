@@ -26,6 +26,7 @@ use crate::indexer::{IndexDocs, message_doc};
 use crate::injection::{self, CardSettings};
 use crate::model::{ProjectHint, SessionCounters};
 use crate::registry::{PathChanged, ResponseIdIssued, SessionRegistry};
+use crate::worker::ActivityBoard;
 
 /// Captures a request's new messages and, when cards are on, plans their injection. Without
 /// cards it is sent without waiting for the answer: the request is forwarded meanwhile. Failures
@@ -101,6 +102,8 @@ pub struct SessionActor {
     open_turn: Option<u64>,
     /// Counters for observation.
     counters: SessionCounters,
+    /// Where the session reports how its replies stop (idle detection of the memory workers).
+    board: Option<Arc<ActivityBoard>>,
 }
 
 impl SessionActor {
@@ -113,12 +116,19 @@ impl SessionActor {
             indexer: None,
             open_turn: None,
             counters: SessionCounters::default(),
+            board: None,
         }
     }
 
     /// Sends stored messages to the search index.
     pub fn with_indexer(mut self, indexer: Option<Recipient<IndexDocs>>) -> Self {
         self.indexer = indexer;
+        self
+    }
+
+    /// Reports how replies stop to the activity board.
+    pub fn with_board(mut self, board: Option<Arc<ActivityBoard>>) -> Self {
+        self.board = board;
         self
     }
 
@@ -303,6 +313,15 @@ impl SessionActor {
         usage.cache_read_input_tokens += reply.usage.cache_read_input_tokens;
         usage.cache_creation_input_tokens += reply.usage.cache_creation_input_tokens;
         self.record.last_stop_reason = reply.stop_reason.clone();
+        if let Some(board) = &self.board {
+            let tool_call = reply.message.as_ref().is_some_and(|message| {
+                message
+                    .parts
+                    .iter()
+                    .any(|part| matches!(part, lore_proto::Part::ToolCall { .. }))
+            });
+            board.reply_stopped(&self.record.id, tool_call);
+        }
         self.record.turns += 1;
         self.record.updated_at_ms = now_ms();
         self.store.commit_turn(&self.record, &new_messages)?;

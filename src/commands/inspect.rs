@@ -20,6 +20,13 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         Some(port) => serde_json::from_str(&client::get(port, "/health")?.1).unwrap_or(Value::Null),
         None => Value::Null,
     };
+    let actors: Value = match port {
+        Some(port) => client::get(port, "/api/v1/actors")
+            .ok()
+            .and_then(|(_, body)| serde_json::from_str(&body).ok())
+            .unwrap_or(Value::Null),
+        None => Value::Null,
+    };
     let sessions = sessions_json(&dir, port).ok();
     let count = sessions
         .as_ref()
@@ -31,6 +38,11 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         "data_dir": dir.display().to_string(),
         "health": health,
         "sessions": count,
+        "memory": {
+            "distiller": actors["distiller"],
+            "curator": actors["curator"],
+            "worker_usage": actors["worker_usage"],
+        },
     });
     if as_json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -40,6 +52,7 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         if let Some(count) = count {
             println!("sessions: {count}");
         }
+        print_memory(&actors);
     } else {
         println!(
             "lore gateway is not running (data: {}); start it with `lore start --daemon`",
@@ -50,6 +63,40 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The memory workers' queue, work done, spend and last error.
+fn print_memory(actors: &Value) {
+    let distiller = &actors["distiller"];
+    if distiller.is_null() {
+        println!("memory workers: off");
+        return;
+    }
+    let curator = &actors["curator"];
+    let running = distiller["running"].as_str().unwrap_or("none");
+    println!(
+        "memory: {} queued, running: {running}; {} distillations, {} consolidations; knowledge +{} ~{} -{}",
+        distiller["queued"],
+        distiller["distillations"],
+        distiller["consolidations"],
+        curator["created"],
+        curator["updated"],
+        curator["deleted"],
+    );
+    let (mut tokens, mut cost) = (0u64, 0f64);
+    for row in actors["worker_usage"].as_array().into_iter().flatten() {
+        tokens +=
+            row["input_tokens"].as_u64().unwrap_or(0) + row["output_tokens"].as_u64().unwrap_or(0);
+        cost += row["cost_usd"].as_f64().unwrap_or(0.0);
+    }
+    println!("worker calls: {tokens} tokens, ${cost:.4} (all days)");
+    let last_error = distiller["last_error"]
+        .as_str()
+        .or_else(|| curator["last_error"].as_str());
+    match last_error {
+        Some(error) => println!("last memory error: {error}"),
+        None => println!("last memory error: none"),
+    }
 }
 
 /// Lists sessions.

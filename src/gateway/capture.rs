@@ -10,6 +10,8 @@ use actix_web::web;
 use bytes::Bytes;
 use lore_actors::cards::book::CardBook;
 use lore_actors::injection::CardSettings;
+use lore_actors::worker::WorkerRoute;
+use lore_actors::worker::activity::{InFlightGuard, UnresolvedGuard};
 use lore_actors::{CardInput, PrepareTurn, ProjectHint, ResolveSession, SessionIdentity};
 use lore_proto::{CanonicalRequest, Message, Protocol, Role, parse_request};
 use tracing::warn;
@@ -33,6 +35,10 @@ pub(crate) struct RequestFacts {
     header_key: Option<String>,
     credential: String,
     project_header: Option<String>,
+    /// Where the session's worker calls go (in memory only).
+    worker: Option<WorkerRoute>,
+    /// Marks the request on the activity board until its session is known.
+    unresolved: Option<UnresolvedGuard>,
 }
 
 impl RequestFacts {
@@ -42,7 +48,20 @@ impl RequestFacts {
             header_key: session_header_key(get),
             credential: credential_fingerprint(get),
             project_header: header_str(headers, "x-lore-project").map(str::to_string),
+            worker: None,
+            unresolved: None,
         }
+    }
+
+    /// Adds the request's worker route and its mark on the activity board.
+    pub(crate) fn with_worker(
+        mut self,
+        worker: Option<WorkerRoute>,
+        unresolved: Option<UnresolvedGuard>,
+    ) -> Self {
+        self.worker = worker;
+        self.unresolved = unresolved;
+        self
     }
 }
 
@@ -56,17 +75,22 @@ pub(crate) struct Turn {
     pub injected: Vec<String>,
     /// The body to forward instead of the client's, when cards were injected.
     pub body: Option<Bytes>,
+    /// Marks the session's request in flight on the activity board until dropped (after the
+    /// response was relayed), so no worker call of the session starts meanwhile.
+    pub in_flight: Option<InFlightGuard>,
 }
 
 /// Parses the request, identifies its session and hands the new messages to the session actor.
 /// `None` when capture failed (logged); the request is forwarded all the same.
 pub(crate) async fn begin_turn(
     state: &AppState,
-    facts: RequestFacts,
+    mut facts: RequestFacts,
     body: Bytes,
     protocol: Protocol,
     cards: Option<(Arc<CardBook>, CardSettings)>,
 ) -> Option<Turn> {
+    let worker = facts.worker.take();
+    let unresolved = facts.unresolved.take();
     let gateway_cwd = state.config.gateway_cwd.clone();
     let large = body.len() >= LARGE_BODY_BYTES;
     let original = body.clone();
@@ -99,6 +123,8 @@ pub(crate) async fn begin_turn(
         Ok(Err(err)) => return capture_failed(&err.to_string()),
         Err(err) => return capture_failed(&err.to_string()),
     };
+    let in_flight = state.board.started(&handle.session_id, worker);
+    drop(unresolved);
     let turn = NEXT_TURN.fetch_add(1, Ordering::Relaxed);
     let with_cards = cards.is_some();
     let prepare = PrepareTurn {
@@ -122,6 +148,7 @@ pub(crate) async fn begin_turn(
         completion,
         injected: Vec::new(),
         body: None,
+        in_flight: Some(in_flight),
     };
     if !with_cards {
         // Not awaited: the session actor stores the messages while the request is forwarded.

@@ -25,8 +25,9 @@ use crate::gateway::capture::{RequestFacts, Turn, begin_turn, capture_failed};
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
 use crate::gateway::recall::{self, RecallRun};
-use crate::gateway::relay::Relay;
+use crate::gateway::relay::{HeldWhileStreaming, Relay};
 use crate::gateway::upstream::{Ingress, resolve};
+use crate::gateway::worker_route::worker_route;
 use crate::gateway::{access, header_str};
 use crate::http::errors;
 use crate::server::AppState;
@@ -136,6 +137,20 @@ async fn handle_llm(
         .map(|library| (library.current(), library.settings.clone()));
     let cards_on = book.as_ref().is_some_and(|(book, _)| !book.is_idle());
     let mut forwarded = outbound.body.clone();
+    // The request is on the activity board before it is forwarded, so no worker call of its
+    // session starts while it is in flight.
+    let facts = || {
+        let route = worker_route(
+            &state.config.memory,
+            protocol,
+            codex,
+            &resolved.url,
+            headers,
+            &state.config.extra_headers,
+            head.model.as_deref(),
+        );
+        RequestFacts::read(headers).with_worker(route, Some(state.board.begin_unresolved()))
+    };
     let (upstream, turn) = if no_store {
         (
             forward::send(&client, &outbound, &state.config.retry).await,
@@ -143,7 +158,7 @@ async fn handle_llm(
         )
     } else if cards_on {
         // Cards may rewrite the request: the session decides first, then it is forwarded.
-        let turn = begin_turn(&state, RequestFacts::read(headers), body, protocol, book).await;
+        let turn = begin_turn(&state, facts(), body, protocol, book).await;
         let mut outbound = outbound;
         if let Some(rewritten) = turn.as_ref().and_then(|turn| turn.body.clone()) {
             outbound.body = match with_tool {
@@ -158,7 +173,7 @@ async fn handle_llm(
         )
     } else {
         let send = forward::send(&client, &outbound, &state.config.retry);
-        let capture = begin_turn(&state, RequestFacts::read(headers), body, protocol, None);
+        let capture = begin_turn(&state, facts(), body, protocol, None);
         forward_while_capturing(send, capture).await
     };
     let upstream = match upstream {
@@ -203,10 +218,12 @@ where
 async fn respond(
     mut upstream: ClientResponse,
     protocol: Protocol,
-    turn: Option<Turn>,
+    mut turn: Option<Turn>,
     state: &AppState,
     recall: Option<RecallRun>,
 ) -> HttpResponse {
+    // Held until the client has the whole response (streams) or until it is built (JSON).
+    let in_flight = turn.as_mut().and_then(|turn| turn.in_flight.take());
     let status = upstream.status();
     let mut response = HttpResponse::build(status);
     for (name, value) in upstream.headers() {
@@ -231,14 +248,14 @@ async fn respond(
     {
         if is_stream {
             let stream = recall::stream::relay(run, upstream, turn, state.config.keepalive_after);
-            return response.streaming(stream);
+            return response.streaming(HeldWhileStreaming::new(Box::pin(stream), in_flight));
         }
         return recall::json::respond(run, upstream, turn, response).await;
     }
     if is_stream && status.is_success() {
         let completion = turn.map(|turn| turn.completion);
         let relay = Relay::new(upstream, protocol, completion, state.config.keepalive_after);
-        return response.streaming(relay);
+        return response.streaming(HeldWhileStreaming::new(relay, in_flight));
     }
     let body = match upstream.body().limit(MAX_REPLY_BYTES).await {
         Ok(body) => body,

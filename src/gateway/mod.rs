@@ -9,6 +9,7 @@
 //! - [`upstream`]: which upstream a request goes to.
 //! - [`headers`]: which headers cross the gateway.
 //! - [`identity`]: session headers, fingerprints and project attribution.
+//! - [`worker_route`]: where a session's worker calls go, with which credential.
 //! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
@@ -21,6 +22,7 @@ pub mod passthrough;
 pub mod recall;
 pub mod relay;
 pub mod upstream;
+pub mod worker_route;
 
 use actix_web::http::header::HeaderMap;
 

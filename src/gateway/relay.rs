@@ -215,3 +215,33 @@ pub(crate) fn error_event(protocol: Protocol, message: &str) -> Bytes {
     };
     Bytes::from(text)
 }
+
+/// A response body that holds a value (the request's in-flight mark on the activity board)
+/// until the body has been sent to the end or dropped.
+pub struct HeldWhileStreaming<S, H> {
+    inner: S,
+    _held: Option<H>,
+}
+
+impl<S, H> HeldWhileStreaming<S, H> {
+    /// Wraps `inner`, holding `held` as long as it lives.
+    pub fn new(inner: S, held: Option<H>) -> Self {
+        Self { inner, _held: held }
+    }
+}
+
+impl<S, H> Stream for HeldWhileStreaming<S, H>
+where
+    S: Stream + Unpin,
+    H: Unpin,
+{
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = Pin::new(&mut self.inner).poll_next(cx);
+        if let Poll::Ready(None) = polled {
+            self._held = None;
+        }
+        polled
+    }
+}

@@ -3,7 +3,7 @@
 use actix_web::{guard, web};
 
 use crate::gateway::{handlers, passthrough};
-use crate::{api, recall};
+use crate::{api, memory_api, recall};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -37,6 +37,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(
                 "/sessions/{id}/messages",
                 web::get().to(api::session_messages),
+            )
+            .route(
+                "/sessions/{id}/memory",
+                web::get().to(memory_api::session_memory),
             )
             .route("/actors", web::get().to(api::actors))
             .route("/recall", web::get().to(recall::recall))

@@ -46,6 +46,9 @@ impl Gateway {
             ("LORE_LOG".to_string(), "info".to_string()),
             // Most tests are not about embeddings; those that are turn them on.
             ("LORE_EMBEDDINGS".to_string(), "off".to_string()),
+            // Nor about the memory workers, whose own upstream calls would show in the
+            // recordings; those that are turn them on.
+            ("LORE_MEMORY".to_string(), "off".to_string()),
         ];
         env.extend(
             extra_env

@@ -18,7 +18,11 @@ impl WorkerClient {
     }
 
     /// Placeholder call.
-    pub async fn call(&self, _route: &WorkerRoute, _call: &WorkerCall) -> Result<WorkerReply, ActorError> {
+    pub async fn call(
+        &self,
+        _route: &WorkerRoute,
+        _call: &WorkerCall,
+    ) -> Result<WorkerReply, ActorError> {
         Err(ActorError::WorkerFailed("not built".into()))
     }
 }

@@ -1,0 +1,109 @@
+//! One background job for one session: the context every step needs, and the one way a step
+//! calls the worker model (gate check first, usage recorded after).
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use actix::Recipient;
+use lore_storage::Store;
+use lore_storage::memory::{UsageTotals, WorkerBucket, day_of};
+use lore_storage::now_ms;
+use tracing::warn;
+
+use super::MemorySettings;
+use crate::ActorError;
+use crate::indexer::IndexDocs;
+use crate::worker::{ActivityBoard, WorkerCall, WorkerClient, WorkerReply, WorkerRoute};
+
+/// Why a job stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    /// A request of the session arrived: the job yields and runs again on the next idle.
+    Busy,
+    /// A step failed; nothing of that step was written.
+    Failed(ActorError),
+}
+
+impl From<ActorError> for Stop {
+    fn from(err: ActorError) -> Self {
+        Stop::Failed(err)
+    }
+}
+
+impl From<lore_storage::StorageError> for Stop {
+    fn from(err: lore_storage::StorageError) -> Self {
+        Stop::Failed(ActorError::Storage(err))
+    }
+}
+
+/// What a job works with.
+#[derive(Clone)]
+pub struct Job {
+    /// Storage.
+    pub store: Store,
+    /// The worker client of the memory arbiter.
+    pub client: Rc<WorkerClient>,
+    /// Who is busy.
+    pub board: Arc<ActivityBoard>,
+    /// Where this session's worker calls go.
+    pub route: Arc<WorkerRoute>,
+    /// The session.
+    pub session_id: String,
+    /// Thresholds.
+    pub settings: MemorySettings,
+    /// The search index writer.
+    pub indexer: Option<Recipient<IndexDocs>>,
+}
+
+impl Job {
+    /// Calls the worker model, unless a request of the session is in flight; records the
+    /// call's usage (or its failure) in the ledger, and a refused credential on the board.
+    pub async fn ask(
+        &self,
+        bucket: WorkerBucket,
+        system: &str,
+        user: String,
+        max_tokens: u32,
+    ) -> Result<WorkerReply, Stop> {
+        if !self.board.is_quiet(&self.session_id) {
+            return Err(Stop::Busy);
+        }
+        let call = WorkerCall {
+            bucket,
+            system: system.to_string(),
+            user,
+            max_tokens,
+        };
+        let result = self.client.call(&self.route, &call).await;
+        let usage = match &result {
+            Ok(reply) => reply.usage.clone(),
+            Err(_) => UsageTotals {
+                failures: 1,
+                ..Default::default()
+            },
+        };
+        if let Err(err) = self
+            .store
+            .record_worker_usage(&day_of(now_ms()), bucket, &usage)
+        {
+            warn!(error = %err, "worker usage could not be recorded");
+        }
+        match result {
+            Ok(reply) => Ok(reply),
+            Err(err) => {
+                if let ActorError::WorkerCredentialRefused { .. } = err {
+                    self.board.refuse(&self.session_id, &self.route);
+                    warn!(session = %self.session_id, error = %err, "background work paused");
+                }
+                Err(Stop::Failed(err))
+            }
+        }
+    }
+
+    /// Sends documents to the search index (and from there to the embedder).
+    pub fn index(&self, docs: Vec<lore_storage::IndexDoc>) {
+        if let (Some(indexer), false) = (&self.indexer, docs.is_empty()) {
+            indexer.do_send(IndexDocs { docs });
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Start-up of the memory workers: the `Curator` and the `Distiller` on one arbiter of their
+//! own (their storage reads and worker calls never hold up the HTTP workers), polling the
+//! activity board the gateway's handlers keep.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use lore_actors::curator::Curator;
+use lore_actors::distiller::Distiller;
+use lore_actors::indexer::Indexer;
+use lore_actors::worker::ActivityBoard;
+use lore_storage::Store;
+
+use crate::memory_config::MemoryConfig;
+
+/// The running memory workers.
+#[derive(Clone)]
+pub struct MemoryWorkers {
+    /// The distillation scheduler.
+    pub distiller: Addr<Distiller>,
+    /// The knowledge curator.
+    pub curator: Addr<Curator>,
+}
+
+/// Starts the workers, unless `LORE_MEMORY=off`.
+pub fn start(
+    config: &MemoryConfig,
+    store: &Store,
+    board: &Arc<ActivityBoard>,
+    indexer: Option<Addr<Indexer>>,
+) -> Option<MemoryWorkers> {
+    if !config.enabled {
+        return None;
+    }
+    let arbiter = Arbiter::new();
+    let curator = {
+        let (store, board, settings, indexer) = (
+            store.clone(),
+            Arc::clone(board),
+            config.settings.clone(),
+            indexer.clone(),
+        );
+        Curator::start_in_arbiter(&arbiter.handle(), move |_| {
+            Curator::new(store, board, settings, indexer)
+        })
+    };
+    let distiller = {
+        let (store, board, settings) = (store.clone(), Arc::clone(board), config.settings.clone());
+        let indexer = indexer.map(|indexer| indexer.recipient());
+        let curator = curator.clone();
+        Distiller::start_in_arbiter(&arbiter.handle(), move |_| {
+            Distiller::new(store, board, settings, indexer, Some(curator))
+        })
+    };
+    // The arbiter runs until the system stops.
+    drop(arbiter);
+    Some(MemoryWorkers { distiller, curator })
+}
