@@ -36,6 +36,14 @@ pub enum ActorError {
     /// A worker call failed after its retries, or its reply could not be read.
     #[error("worker call failed: {0}")]
     WorkerFailed(String),
+    /// What was asked for does not exist (an unknown or forgotten knowledge entry); the message
+    /// says how to find what does.
+    #[error("{0}")]
+    NotFound(String),
+    /// The input cannot be used as it is (an empty title, an ambiguous id prefix); the message
+    /// says what to change.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 impl From<actix::MailboxError> for ActorError {
