@@ -39,6 +39,14 @@ pub enum ActorError {
     /// The worker answered, but with something that cannot be used; nothing was changed.
     #[error("worker reply rejected: {0}")]
     WorkerReplyRejected(String),
+    /// What was asked for does not exist (an unknown or forgotten knowledge entry); the message
+    /// says how to find what does.
+    #[error("{0}")]
+    NotFound(String),
+    /// The input cannot be used as it is (an empty title, an ambiguous id prefix); the message
+    /// says what to change.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 impl From<actix::MailboxError> for ActorError {

@@ -10,6 +10,8 @@
 //!   parallel.
 //! - [`embedder`]: the embedding model (ONNX Runtime, loaded at run time) and its worker pool.
 //! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
+//! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
+//!   forget, with the same limits), the `.lore.md` format, its import and export.
 //! - [`documents`]: the search documents of distillations, knowledge entries and entities.
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
@@ -32,6 +34,7 @@ pub mod error;
 pub mod history;
 pub mod indexer;
 pub mod injection;
+pub mod knowledge;
 pub mod model;
 pub mod recall;
 pub mod registry;
