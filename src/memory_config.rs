@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use lore_actors::distiller::MemorySettings;
-use lore_actors::worker::WorkerProtocol;
+use lore_actors::worker::pricing::Price;
+use lore_actors::worker::{WorkerProtocol, WorkerSettings};
 
 /// A worker upstream the operator configured instead of each session's own provider.
 #[derive(Clone, PartialEq, Eq)]
@@ -117,8 +118,25 @@ impl MemoryConfig {
         let defaults = MemorySettings::default();
         let idle_after = seconds(env, "LORE_IDLE_TIMEOUT", 60.0)?;
         let tick = (idle_after / 4).clamp(Duration::from_millis(100), defaults.tick);
+        let base = WorkerSettings::default();
+        let price_override = match non_empty(env, "LORE_WORKER_PRICE") {
+            None => None,
+            Some(raw) => Some(Price::parse(&raw)?),
+        };
+        let worker = WorkerSettings {
+            max_attempts: (count(env, "LORE_WORKER_MAX_ATTEMPTS", u64::from(base.max_attempts))?
+                .clamp(1, 10)) as u32,
+            base_delay: Duration::from_millis(count(
+                env,
+                "LORE_WORKER_RETRY_BASE_MS",
+                base.base_delay.as_millis() as u64,
+            )?),
+            price_override,
+            ..base
+        };
         let settings = MemorySettings {
             idle_after,
+            worker,
             tick,
             curate_after_turns: count(env, "LORE_CURATE_AFTER_TURNS", defaults.curate_after_turns)?
                 .max(1),

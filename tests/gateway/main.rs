@@ -18,6 +18,7 @@ mod errors;
 mod headers;
 mod hook;
 mod mcp;
+mod memory;
 mod recall;
 mod recall_tool;
 mod routes;

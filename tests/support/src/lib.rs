@@ -7,6 +7,12 @@
 //! ([`cache_oracle`]) whose numbers are reported in every response's usage and in
 //! [`FakeUpstream::cache_observations`].
 //!
+//! Worker calls (the gateway's own requests, `User-Agent: lore-worker/… (bucket)`) are told
+//! apart: they consume only [`WorkerScript`]s, are listed by [`FakeUpstream::worker_calls`]
+//! with the number of conversation requests in flight when they arrived, stay out of the cache
+//! oracle, and, unscripted, get deterministic observer, consolidation, curation and
+//! query-expansion answers (so the `lore-fake-upstream` binary serves a whole gateway).
+//!
 //! The fake upstream deliberately uses no other workspace crate: it is an independent oracle of
 //! the providers' wire formats. Only [`retrieval`] (the labelled recall set and its loader, for
 //! `lore-recall-eval`) uses `lore-proto` and `lore-storage`, to write data directories through
@@ -14,7 +20,9 @@
 
 mod anthropic;
 pub mod cache_oracle;
+mod directives;
 pub mod http_client;
+mod inflight;
 mod openai;
 mod recording;
 mod responses;
@@ -22,11 +30,14 @@ pub mod retrieval;
 mod script;
 mod server;
 mod sse;
+mod worker;
+mod worker_answers;
 
 pub use cache_oracle::{CacheObservation, CacheOracle, PromptUsage};
 pub use recording::RecordedRequest;
 pub use script::{FakeConfig, Script};
 pub use server::ServeOptions;
+pub use worker::{WorkerCallRecord, WorkerScript};
 
 use script::Settings;
 use server::{Shared, lock};
@@ -109,7 +120,8 @@ impl FakeUpstream {
         self.addr.port()
     }
 
-    /// Queues a scripted behaviour; each LLM request consumes the next one (FIFO).
+    /// Queues a scripted behaviour; each conversation LLM request consumes the next one
+    /// (FIFO). Worker calls never do.
     pub fn push(&self, script: Script) {
         lock(&self.shared.scripts).push_back(script);
     }
@@ -129,9 +141,31 @@ impl FakeUpstream {
         lock(&self.shared.requests).clear();
     }
 
-    /// One observation per LLM request, in order.
+    /// One observation per LLM request, in order (worker calls have none).
     pub fn cache_observations(&self) -> Vec<CacheObservation> {
         lock(&self.shared.observations).clone()
+    }
+
+    /// Queues a scripted worker reply; only worker calls (`User-Agent: lore-worker/…`)
+    /// consume these, in order, and they never consume [`FakeUpstream::push`]'s scripts.
+    pub fn push_worker(&self, script: WorkerScript) {
+        lock(&self.shared.worker_scripts).push_back(script);
+    }
+
+    /// Number of worker scripts not yet consumed.
+    pub fn pending_worker_scripts(&self) -> usize {
+        lock(&self.shared.worker_scripts).len()
+    }
+
+    /// Every worker call received so far, in order. They are in [`FakeUpstream::requests`]
+    /// too.
+    pub fn worker_calls(&self) -> Vec<WorkerCallRecord> {
+        lock(&self.shared.worker_calls).clone()
+    }
+
+    /// Conversation (non-worker) requests whose response has not been completely sent.
+    pub fn conversation_requests_in_flight(&self) -> usize {
+        self.shared.in_flight.count()
     }
 }
 

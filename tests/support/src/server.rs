@@ -2,9 +2,13 @@
 //! building (JSON or paced SSE) for all protocols.
 
 use crate::cache_oracle::{CacheKey, CacheObservation, CacheOracle, PromptUsage};
+use crate::directives::{TOOL_ECHO_CHARS, last_tool_result, tool_call_directive};
+use crate::inflight::{Guarded, InFlight};
 use crate::recording::RecordedRequest;
 use crate::script::{self, Action, Ctx, Delivery, Reply, Script, Settings};
+use crate::worker::{self, WorkerCallRecord, WorkerScript};
 use crate::{anthropic, openai, responses, sse};
+use actix_web::body::BoxBody;
 use actix_web::http::StatusCode;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use bytes::{Bytes, BytesMut};
@@ -24,6 +28,11 @@ pub(crate) struct Shared {
     pub requests: Mutex<Vec<RecordedRequest>>,
     pub observations: Mutex<Vec<CacheObservation>>,
     pub oracle: Mutex<CacheOracle>,
+    /// Worker calls' own script queue.
+    pub worker_scripts: Mutex<VecDeque<WorkerScript>>,
+    pub worker_calls: Mutex<Vec<WorkerCallRecord>>,
+    /// Conversation (non-worker) requests whose response is not completely sent.
+    pub in_flight: InFlight,
     counter: AtomicU64,
 }
 
@@ -40,6 +49,9 @@ impl Shared {
             requests: Mutex::new(Vec::new()),
             observations: Mutex::new(Vec::new()),
             oracle: Mutex::new(CacheOracle::new()),
+            worker_scripts: Mutex::new(VecDeque::new()),
+            worker_calls: Mutex::new(Vec::new()),
+            in_flight: InFlight::default(),
             counter: AtomicU64::new(0),
         }
     }
@@ -96,7 +108,7 @@ pub(crate) fn bind(
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Protocol {
+pub(crate) enum Protocol {
     Anthropic,
     Chat,
     Responses,
@@ -143,10 +155,30 @@ async fn decoded(req: &HttpRequest, raw: &Bytes) -> Bytes {
     out.freeze()
 }
 
+/// Counts a conversation request in flight until its response body has been sent (or
+/// dropped); worker calls are not counted.
 async fn handle(
     req: HttpRequest,
     payload: web::Payload,
     shared: web::Data<Shared>,
+) -> HttpResponse {
+    let bucket = worker::bucket_of(&req);
+    if bucket.is_some() {
+        let in_flight = shared.in_flight.count();
+        return dispatch(req, payload, shared, bucket, in_flight).await;
+    }
+    let guard = shared.in_flight.enter();
+    dispatch(req, payload, shared, None, 0)
+        .await
+        .map_body(|_, body| BoxBody::new(Guarded::new(body, guard)))
+}
+
+async fn dispatch(
+    req: HttpRequest,
+    payload: web::Payload,
+    shared: web::Data<Shared>,
+    worker_bucket: Option<String>,
+    conversation_in_flight: usize,
 ) -> HttpResponse {
     let raw = match read_body(payload).await {
         Ok(b) => b,
@@ -179,6 +211,10 @@ async fn handle(
     }
     if let Some(proto) = llm_protocol(&method, req.path()) {
         let body = decoded(&req, &raw).await;
+        if let Some(bucket) = worker_bucket {
+            let (bucket, in_flight) = (bucket.as_str(), conversation_in_flight);
+            return worker::reply(proto, &req, bucket, &body, n, &shared, in_flight).await;
+        }
         return llm(proto, &req, &body, n, &shared).await;
     }
     if method == "GET" && req.path() == "/v1/models" {
@@ -198,7 +234,7 @@ fn header(req: &HttpRequest, name: &str) -> Option<String> {
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
-fn request_id_headers(proto: Protocol, n: u64) -> Vec<(&'static str, String)> {
+pub(crate) fn request_id_headers(proto: Protocol, n: u64) -> Vec<(&'static str, String)> {
     let id = format!("req_fake_{n}");
     match proto {
         Protocol::Anthropic => vec![
@@ -226,115 +262,11 @@ fn bad_request(proto: Protocol, n: u64, msg: String) -> HttpResponse {
     b.json(body)
 }
 
-fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// `[[call:NAME]]` or `[[call:NAME {json arguments}]]` in the text of the request's final
-/// message, a user message → a call of tool NAME (fixed arguments when none are given). Several
-/// directives make parallel calls. Only the final message's own text counts (never a tool
-/// result), so the follow-up carrying the tool result gets an ordinary text reply.
-fn tool_call_directive(body: &Value, n: u64) -> Option<Script> {
-    let last = match body.get("messages").or_else(|| body.get("input"))? {
-        Value::Array(items) => items.last()?,
-        other => other,
-    };
-    let is_user = last.is_string() || last.get("role").and_then(Value::as_str) == Some("user");
-    if !is_user {
-        return None;
-    }
-    let text = own_text(last);
-    let mut calls = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(start) = rest.find("[[call:") {
-        let after = &rest[start + "[[call:".len()..];
-        let Some(end) = after.find("]]") else { break };
-        let directive = after[..end].trim();
-        rest = &after[end + 2..];
-        let (name, arguments) = match directive.split_once(char::is_whitespace) {
-            Some((name, json)) => (name, serde_json::from_str(json.trim()).ok()),
-            None => (directive, None),
-        };
-        if name.is_empty() || name.len() > 64 {
-            continue;
-        }
-        let arguments =
-            arguments.unwrap_or_else(|| serde_json::json!({"requested_by": "directive", "n": n}));
-        let id = if calls.is_empty() {
-            format!("call_fake_{n}")
-        } else {
-            format!("call_fake_{n}_{}", calls.len())
-        };
-        calls.push((name.to_string(), id, arguments));
-    }
-    match calls.len() {
-        0 => None,
-        1 => calls.pop().map(|(name, id, arguments)| Script::ToolCall {
-            name,
-            id,
-            arguments,
-            text: None,
-        }),
-        _ => Some(Script::ToolCalls { calls, text: None }),
-    }
-}
-
-/// Characters of a tool result the default reply echoes.
-const TOOL_ECHO_CHARS: usize = 2000;
-
-/// The content of the tool result that ends the request, if it ends with one: an OpenAI `tool`
-/// message, an Anthropic user message of `tool_result` blocks, or a Responses
-/// `function_call_output` item.
-fn last_tool_result(body: &Value) -> Option<String> {
-    let last = body
-        .get("messages")
-        .or_else(|| body.get("input"))?
-        .as_array()?
-        .last()?;
-    if last.get("type").and_then(Value::as_str) == Some("function_call_output") {
-        return last
-            .get("output")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-    }
-    if last.get("role").and_then(Value::as_str) == Some("tool") {
-        return Some(own_text(last));
-    }
-    let blocks = last.get("content")?.as_array()?;
-    let result = blocks
-        .iter()
-        .find(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))?;
-    Some(match result.get("content") {
-        Some(Value::String(text)) => text.clone(),
-        Some(content @ Value::Array(_)) => own_text(&serde_json::json!({"content": content})),
-        _ => String::new(),
-    })
-}
-
-/// The text a message itself carries: a plain string, or its text blocks (never tool results).
-fn own_text(message: &Value) -> String {
-    let content = match message {
-        Value::String(text) => return text.clone(),
-        other => other.get("content"),
-    };
-    match content {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|block| {
-                matches!(
-                    block.get("type").and_then(Value::as_str),
-                    Some("text" | "input_text")
-                )
-            })
-            .filter_map(|block| block.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 async fn llm(
@@ -432,7 +364,7 @@ async fn sleep(d: Duration) {
     }
 }
 
-async fn respond(
+pub(crate) async fn respond(
     proto: Protocol,
     reply: &Reply,
     ctx: &Ctx,

@@ -60,3 +60,28 @@ fn binary_prints_address_and_streams_n_events() {
     let r = post_json(&url, "/v1/chat/completions", &[], &body);
     assert_eq!(r.sse().last().unwrap().data, "[DONE]");
 }
+
+#[test]
+fn binary_answers_worker_calls_by_bucket() {
+    let mut child = Child(
+        Command::new(env!("CARGO_BIN_EXE_lore-fake-upstream"))
+            .args(["--port", "0", "--text", "bench"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn lore-fake-upstream"),
+    );
+    let stdout = child.0.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read line");
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    let body = json!({"model": "m", "max_tokens": 64, "system": "s",
+                      "messages": [{"role": "user", "content": "rephrase: build"}]});
+    let worker = [("user-agent", "lore-worker/0.1.0 (query_expansion)")];
+    let r = post_json(&url, "/v1/messages", &worker, &body);
+    assert_eq!(r.json()["content"][0]["text"], "[]");
+    // Conversations keep the configured text.
+    let r = post_json(&url, "/v1/messages", &[], &body);
+    assert_eq!(r.json()["content"][0]["text"], "bench");
+}
