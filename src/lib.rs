@@ -6,6 +6,7 @@
 //! - [`gateway`]: the LLM proxy path.
 //! - [`api`]: the management API and `/health`.
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
+//! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -17,6 +18,7 @@ pub mod config;
 pub mod embeddings;
 pub mod gateway;
 pub mod http;
+pub mod knowledge;
 pub mod mcp;
 pub mod recall;
 pub mod server;
