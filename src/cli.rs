@@ -109,6 +109,13 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Long-term knowledge: list, show, forget, and edit it as `<project>/.lore.md`.
+    Knowledge {
+        #[command(subcommand)]
+        command: KnowledgeCommand,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
     /// Check the installation and say how to fix what is missing.
     Doctor {
         #[command(flatten)]
@@ -209,5 +216,56 @@ pub enum CardsCommand {
     Export {
         /// Output file.
         file: PathBuf,
+    },
+}
+
+/// `lore knowledge …`. `--project` defaults to the current directory.
+#[derive(Debug, Subcommand)]
+pub enum KnowledgeCommand {
+    /// List the live entries of a project (and those that hold in every project).
+    List {
+        /// Project directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Only this category: decision, pattern, preference, architecture or gotcha.
+        #[arg(long)]
+        category: Option<String>,
+        /// Every project's entries.
+        #[arg(long, conflicts_with = "project")]
+        all_projects: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one entry (an id or a unique prefix of one) with its earlier versions.
+    Show {
+        /// Entry id or unique prefix.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the project's knowledge to <project>/.lore.md (or print it).
+    Export {
+        /// Project directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Print the file instead of writing it.
+        #[arg(long)]
+        stdout: bool,
+    },
+    /// Apply an edited .lore.md: changed entries are updated, removed ones forgotten, new ones
+    /// created; a file with problems changes nothing.
+    Import {
+        /// Project directory (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// The file (default: <project>/.lore.md).
+        file: Option<PathBuf>,
+    },
+    /// Forget an entry (an id or a unique prefix); its history is kept.
+    Forget {
+        /// Entry id or unique prefix.
+        id: String,
     },
 }

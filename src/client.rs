@@ -1,6 +1,6 @@
 //! A minimal blocking HTTP/1.1 client for the CLI to talk to a gateway on this machine.
 //!
-//! The CLI only ever calls its own loopback gateway with small GET requests, so a few lines over
+//! The CLI only ever calls its own loopback gateway with small requests, so a few lines over
 //! `TcpStream` beat starting an async runtime.
 
 use std::io::{Read, Write};
@@ -11,22 +11,48 @@ use anyhow::{Context, bail};
 
 /// Sends `GET path` to `127.0.0.1:port` and returns the status and body.
 pub fn get(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
-    request(port, "GET", path)
+    request(port, "GET", path, b"", None)
 }
 
 /// Sends an empty management `POST` (with `x-lore-request: 1`) and returns the status and body.
 pub fn post(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
-    request(port, "POST", path)
+    request(port, "POST", path, b"", None)
 }
 
-fn request(port: u16, method: &str, path: &str) -> anyhow::Result<(u16, String)> {
+/// Sends a management `POST` with a body of the given content type.
+pub fn post_body(
+    port: u16,
+    path: &str,
+    body: &[u8],
+    content_type: &str,
+) -> anyhow::Result<(u16, String)> {
+    request(port, "POST", path, body, Some(content_type))
+}
+
+/// Sends a management `DELETE`.
+pub fn delete(port: u16, path: &str) -> anyhow::Result<(u16, String)> {
+    request(port, "DELETE", path, b"", None)
+}
+
+fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    content_type: Option<&str>,
+) -> anyhow::Result<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))
         .with_context(|| format!("cannot connect to 127.0.0.1:{port}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let content_type = content_type
+        .map(|kind| format!("Content-Type: {kind}\r\n"))
+        .unwrap_or_default();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\nx-lore-request: 1\r\nContent-Length: 0\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nAccept: application/json\r\nx-lore-request: 1\r\n{content_type}Content-Length: {}\r\n\r\n",
+        body.len()
     )?;
+    stream.write_all(body)?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     let text = String::from_utf8_lossy(&raw);

@@ -8,6 +8,7 @@
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
+//! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -19,6 +20,7 @@ pub mod config;
 pub mod embeddings;
 pub mod gateway;
 pub mod http;
+pub mod knowledge;
 pub mod mcp;
 pub mod memory;
 pub mod memory_api;

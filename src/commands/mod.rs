@@ -5,6 +5,7 @@ mod cards;
 mod doctor;
 mod hook;
 mod inspect;
+mod knowledge;
 mod mcp;
 mod recall;
 mod run;
@@ -59,6 +60,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             &data,
         ),
         Command::Reindex { data } => recall::reindex(&data),
+        Command::Knowledge { command, data } => knowledge::run(command, &data),
         Command::Cards { command, vault } => cards::run(command, &vault),
         Command::Hook {
             budget,

@@ -170,7 +170,8 @@ fn follow_backfill(port: u16) -> anyhow::Result<()> {
     }
 }
 
-fn encode(text: &str) -> String {
+/// Percent-encodes a query-string value.
+pub(crate) fn encode(text: &str) -> String {
     let mut out = String::new();
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {

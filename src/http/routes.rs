@@ -3,7 +3,7 @@
 use actix_web::{guard, web};
 
 use crate::gateway::{handlers, passthrough};
-use crate::{api, memory_api, recall};
+use crate::{api, knowledge, memory_api, recall};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -44,7 +44,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )
             .route("/actors", web::get().to(api::actors))
             .route("/recall", web::get().to(recall::recall))
-            .route("/reindex", web::post().to(recall::reindex)),
+            .route("/reindex", web::post().to(recall::reindex))
+            .route("/knowledge", web::get().to(knowledge::list))
+            .route("/knowledge/export", web::get().to(knowledge::export))
+            .route("/knowledge/import", web::post().to(knowledge::import))
+            .route("/knowledge/{id}", web::get().to(knowledge::show))
+            .route("/knowledge/{id}", web::delete().to(knowledge::forget)),
     )
     .default_service(web::to(passthrough::proxy));
 }

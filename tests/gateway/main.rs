@@ -17,6 +17,7 @@ mod embeddings;
 mod errors;
 mod headers;
 mod hook;
+mod knowledge;
 mod mcp;
 mod memory;
 mod recall;
