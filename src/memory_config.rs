@@ -124,8 +124,12 @@ impl MemoryConfig {
             Some(raw) => Some(Price::parse(&raw)?),
         };
         let worker = WorkerSettings {
-            max_attempts: (count(env, "LORE_WORKER_MAX_ATTEMPTS", u64::from(base.max_attempts))?
-                .clamp(1, 10)) as u32,
+            max_attempts: (count(
+                env,
+                "LORE_WORKER_MAX_ATTEMPTS",
+                u64::from(base.max_attempts),
+            )?
+            .clamp(1, 10)) as u32,
             base_delay: Duration::from_millis(count(
                 env,
                 "LORE_WORKER_RETRY_BASE_MS",

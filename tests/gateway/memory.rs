@@ -49,7 +49,8 @@ impl<'a> Conversation<'a> {
     }
 
     fn send(&mut self, content: Value, stream: bool) -> lore_test_support::http_client::Response {
-        self.history.push(json!({"role": "user", "content": content}));
+        self.history
+            .push(json!({"role": "user", "content": content}));
         let headers = vec![
             ("x-api-key", self.key),
             ("anthropic-version", "2023-06-01"),
@@ -58,8 +59,17 @@ impl<'a> Conversation<'a> {
         ];
         let body = anthropic_body(Value::Array(self.history.clone()), stream);
         let response = self.gateway.post("/v1/messages", &headers, &body);
-        assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
-        if let Some((_, id)) = response.headers.iter().find(|(name, _)| name == "x-lore-session-id") {
+        assert_eq!(
+            response.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&response.body)
+        );
+        if let Some((_, id)) = response
+            .headers
+            .iter()
+            .find(|(name, _)| name == "x-lore-session-id")
+        {
             self.session = Some(id.clone());
         }
         response
@@ -81,7 +91,9 @@ impl<'a> Conversation<'a> {
 }
 
 fn memory(gateway: &Gateway, session: &str) -> Value {
-    gateway.get(&format!("/api/v1/sessions/{session}/memory")).json()
+    gateway
+        .get(&format!("/api/v1/sessions/{session}/memory"))
+        .json()
 }
 
 fn distillations(gateway: &Gateway, session: &str) -> Vec<Value> {
@@ -130,7 +142,11 @@ fn sixty_turns_distil_at_the_thresholds_and_consolidation_keeps_the_five_newest(
     chat.turn(&say(0, 1));
     let session = chat.session_id();
     std::thread::sleep(Duration::from_millis(1_200));
-    assert_eq!(worker_calls(&upstream, "distillation"), 0, "four messages are below the threshold");
+    assert_eq!(
+        worker_calls(&upstream, "distillation"),
+        0,
+        "four messages are below the threshold"
+    );
     assert!(distillations(&gateway, &session).is_empty());
     // A short session: six messages, but fewer than 64 tokens.
     let mut small = Conversation::new(&gateway, "memory-small");
@@ -145,10 +161,19 @@ fn sixty_turns_distil_at_the_thresholds_and_consolidation_keeps_the_five_newest(
     });
     assert_eq!(first["generation"], 0);
     assert_eq!(first["source_messages"], 6);
-    assert!(first["observations"].as_str().unwrap().contains("zq0marker"), "{first}");
+    assert!(
+        first["observations"]
+            .as_str()
+            .unwrap()
+            .contains("zq0marker"),
+        "{first}"
+    );
     assert_eq!(memory(&gateway, &session)["distilled_through_seq"], 6);
     let small_id = small.session_id();
-    assert!(distillations(&gateway, &small_id).is_empty(), "under 64 tokens nothing is distilled");
+    assert!(
+        distillations(&gateway, &small_id).is_empty(),
+        "under 64 tokens nothing is distilled"
+    );
 
     // Nineteen more bursts of three turns: sixty turns in all, twenty observation logs.
     for burst in 1..20 {
@@ -172,17 +197,32 @@ fn sixty_turns_distil_at_the_thresholds_and_consolidation_keeps_the_five_newest(
         .filter(|d| d["archived"] == false)
         .map(|d| d["n"].as_u64().unwrap())
         .collect();
-    assert_eq!(live, [15, 16, 17, 18, 19], "exactly the five newest stay in context");
+    assert_eq!(
+        live,
+        [15, 16, 17, 18, 19],
+        "exactly the five newest stay in context"
+    );
     let meta = rows.iter().find(|d| d["generation"] == 1).unwrap();
     assert_eq!(meta["archived"], false);
     assert_eq!(meta["consumed"].as_array().unwrap().len(), 15);
-    assert_eq!(worker_calls(&upstream, "distillation"), 21, "twenty logs and one consolidation");
+    assert_eq!(
+        worker_calls(&upstream, "distillation"),
+        21,
+        "twenty logs and one consolidation"
+    );
 
     // An archived log is still found by recall.
-    let (code, out, err) = lore(&["recall", "zq0marker", "--json", "--limit", "20"], gateway.data_dir(), &[]);
+    let (code, out, err) = lore(
+        &["recall", "zq0marker", "--json", "--limit", "20"],
+        gateway.data_dir(),
+        &[],
+    );
     assert_eq!(code, 0, "{err}");
     let archived_id = format!("d:{session}:0");
-    assert!(out.contains(&archived_id), "recall should find the archived log {archived_id}: {out}");
+    assert!(
+        out.contains(&archived_id),
+        "recall should find the archived log {archived_id}: {out}"
+    );
     let counters = actors(&gateway);
     assert_eq!(counters["distiller"]["distillations"], 20);
     assert_eq!(counters["distiller"]["consolidations"], 1);
@@ -199,7 +239,9 @@ fn the_curator_updates_a_changed_preference_instead_of_adding_a_second() {
     let upstream = FakeUpstream::start();
     let gateway = memory_gateway(&upstream, &[]);
     let mut chat = Conversation::new(&gateway, "memory-curator");
-    upstream.push_worker(observer("user prefers pytest for the Python tests [stated-preference]"));
+    upstream.push_worker(observer(
+        "user prefers pytest for the Python tests [stated-preference]",
+    ));
     upstream.push_worker(WorkerScript::Text(
         json!({"ops": [{"op": "create", "category": "preference", "title": "Test runner for the Python tests",
             "content": "Use pytest.", "scope": "project", "crossProject": false, "confidence": 0.9}],
@@ -216,7 +258,9 @@ fn the_curator_updates_a_changed_preference_instead_of_adding_a_second() {
     }
     let project = chat.project;
     let entries = slowly("the preference", || {
-        let list: Value = gateway.get(&format!("/api/v1/knowledge?project={project}")).json();
+        let list: Value = gateway
+            .get(&format!("/api/v1/knowledge?project={project}"))
+            .json();
         list.as_array().filter(|l| !l.is_empty()).cloned()
     });
     assert_eq!(entries.len(), 1);
@@ -224,7 +268,9 @@ fn the_curator_updates_a_changed_preference_instead_of_adding_a_second() {
     assert_eq!(entries[0]["content"], "Use pytest.");
 
     // The preference changes: the curator proposes the same title again.
-    upstream.push_worker(observer("user switched the test runner from pytest to nextest [corrected-style]"));
+    upstream.push_worker(observer(
+        "user switched the test runner from pytest to nextest [corrected-style]",
+    ));
     upstream.push_worker(WorkerScript::Text(
         json!([{"op": "create", "category": "preference", "title": "Test runner for the python tests",
             "content": "Use nextest; pytest is no longer used.", "confidence": 1.0}])
@@ -244,14 +290,23 @@ fn the_curator_updates_a_changed_preference_instead_of_adding_a_second() {
     assert_eq!(entry["content"], "Use nextest; pytest is no longer used.");
     let history = entry["history"].as_array().unwrap();
     assert_eq!(history[0]["content"], "Use pytest.");
-    let list: Value = gateway.get(&format!("/api/v1/knowledge?project={project}")).json();
-    assert_eq!(list.as_array().unwrap().len(), 1, "updated, not duplicated: {list}");
+    let list: Value = gateway
+        .get(&format!("/api/v1/knowledge?project={project}"))
+        .json();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        1,
+        "updated, not duplicated: {list}"
+    );
     let counters = actors(&gateway);
     assert_eq!(counters["curator"]["created"], 1);
     assert_eq!(counters["curator"]["updated"], 1);
     assert!(counters["curator"]["entities"].as_u64().unwrap() >= 1);
     let usage = counters["worker_usage"].as_array().unwrap();
-    let curation = usage.iter().find(|row| row["bucket"] == "curation").unwrap();
+    let curation = usage
+        .iter()
+        .find(|row| row["bucket"] == "curation")
+        .unwrap();
     assert_eq!(curation["calls"], 2);
     assert!(curation["input_tokens"].as_u64().unwrap() > 0);
     assert!(curation["cost_usd"].as_f64().unwrap() > 0.0);
@@ -283,7 +338,12 @@ fn bad_worker_output_leaves_storage_consistent() {
     });
     assert!(distillations(&gateway, &session).is_empty());
     assert_eq!(memory(&gateway, &session)["distilled_through_seq"], 0);
-    assert!(actors(&gateway)["distiller"]["last_error"].as_str().unwrap().contains("500"));
+    assert!(
+        actors(&gateway)["distiller"]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("500")
+    );
 
     // An empty reply is a failure too.
     upstream.push_worker(WorkerScript::Empty);
@@ -293,13 +353,21 @@ fn bad_worker_output_leaves_storage_consistent() {
     assert!(distillations(&gateway, &session).is_empty());
 
     // A good log, then a curator reply that is not JSON: the log stays, no knowledge appears.
-    upstream.push_worker(observer("build script is scripts/build.sh; make was rejected because of tabs"));
-    upstream.push_worker(WorkerScript::Text("Sure! Here are the entries: none really".into()));
-    slowly("the log", || (distillations(&gateway, &session).len() == 1).then_some(()));
+    upstream.push_worker(observer(
+        "build script is scripts/build.sh; make was rejected because of tabs",
+    ));
+    upstream.push_worker(WorkerScript::Text(
+        "Sure! Here are the entries: none really".into(),
+    ));
+    slowly("the log", || {
+        (distillations(&gateway, &session).len() == 1).then_some(())
+    });
     slowly("the curator reply to be rejected", || {
         (actors(&gateway)["curator"]["rejected_replies"].as_u64()? >= 1).then_some(())
     });
-    let list: Value = gateway.get("/api/v1/knowledge?project=/tmp/lore-memory-test").json();
+    let list: Value = gateway
+        .get("/api/v1/knowledge?project=/tmp/lore-memory-test")
+        .json();
     assert_eq!(list, json!([]));
 
     // A 401: the session's background work pauses; another key resumes it.
@@ -314,16 +382,30 @@ fn bad_worker_output_leaves_storage_consistent() {
     ] {
         chat.turn(text);
     }
-    slowly("the pause", || (actors(&gateway)["distiller"]["paused"].as_u64()? >= 1).then_some(()));
+    slowly("the pause", || {
+        (actors(&gateway)["distiller"]["paused"].as_u64()? >= 1).then_some(())
+    });
     let calls = upstream.worker_calls().len();
     std::thread::sleep(Duration::from_millis(1_200));
-    assert_eq!(upstream.worker_calls().len(), calls, "no worker call with a refused key");
-    assert!(gateway.log().contains("refused"), "a clear log line says why");
+    assert_eq!(
+        upstream.worker_calls().len(),
+        calls,
+        "no worker call with a refused key"
+    );
+    assert!(
+        gateway.log().contains("refused"),
+        "a clear log line says why"
+    );
     chat.key = "k-memory-renewed";
     chat.turn("the key was renewed, carry on with the lint step");
-    slowly("work to resume", || (distillations(&gateway, &session).len() >= 2).then_some(()));
+    slowly("work to resume", || {
+        (distillations(&gateway, &session).len() >= 2).then_some(())
+    });
     let rows = distillations(&gateway, &session);
-    assert!(rows.iter().all(|d| !d["observations"].as_str().unwrap().is_empty()));
+    assert!(
+        rows.iter()
+            .all(|d| !d["observations"].as_str().unwrap().is_empty())
+    );
 }
 
 #[test]
@@ -341,13 +423,22 @@ fn the_credential_never_reaches_the_disk() {
         chat.turn(text);
     }
     let session = chat.session_id();
-    slowly("the log", || (distillations(&gateway, &session).len() == 1).then_some(()));
+    slowly("the log", || {
+        (distillations(&gateway, &session).len() == 1).then_some(())
+    });
     let worker = upstream
         .requests()
         .into_iter()
-        .find(|r| r.header("user-agent").is_some_and(|ua| ua.starts_with("lore-worker/")))
+        .find(|r| {
+            r.header("user-agent")
+                .is_some_and(|ua| ua.starts_with("lore-worker/"))
+        })
         .expect("a worker call");
-    assert_eq!(worker.header("x-api-key"), Some(KEY), "the worker used the session's own key");
+    assert_eq!(
+        worker.header("x-api-key"),
+        Some(KEY),
+        "the worker used the session's own key"
+    );
     gateway.stop();
     let mut files = vec![gateway.data_dir().to_path_buf()];
     let mut checked = 0;
@@ -366,7 +457,10 @@ fn the_credential_never_reaches_the_disk() {
             path.display()
         );
     }
-    assert!(checked > 5, "the data directory was searched ({checked} files)");
+    assert!(
+        checked > 5,
+        "the data directory was searched ({checked} files)"
+    );
 }
 
 #[test]
@@ -386,7 +480,11 @@ fn no_worker_call_starts_while_a_request_of_the_session_is_in_flight() {
     let reply = chat.turn("run the scheduler tests now");
     assert_eq!(reply["stop_reason"], "tool_use");
     std::thread::sleep(Duration::from_millis(1_000));
-    assert_eq!(upstream.worker_calls().len(), 0, "no distillation while a tool runs");
+    assert_eq!(
+        upstream.worker_calls().len(),
+        0,
+        "no distillation while a tool runs"
+    );
     // The tool result goes up; its reply streams slowly, far past the idle timeout.
     upstream.push(Script::SlowStream {
         text: "All 42 scheduler tests pass after the port; the old C file can go.".into(),
@@ -399,11 +497,19 @@ fn no_worker_call_starts_while_a_request_of_the_session_is_in_flight() {
     );
     let streamed_until = Instant::now();
     let session = chat.session_id();
-    slowly("the log", || (distillations(&gateway, &session).len() == 1).then_some(()));
+    slowly("the log", || {
+        (distillations(&gateway, &session).len() == 1).then_some(())
+    });
     let calls = upstream.worker_calls();
     assert!(!calls.is_empty());
     for call in &calls {
-        assert_eq!(call.conversation_in_flight, 0, "a worker call overlapped a request: {call:?}");
-        assert!(call.received_at + Duration::from_millis(100) >= streamed_until, "a worker call came during the slow reply");
+        assert_eq!(
+            call.conversation_in_flight, 0,
+            "a worker call overlapped a request: {call:?}"
+        );
+        assert!(
+            call.received_at + Duration::from_millis(100) >= streamed_until,
+            "a worker call came during the slow reply"
+        );
     }
 }

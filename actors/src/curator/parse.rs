@@ -284,15 +284,15 @@ fn repair(text: &str) -> String {
     trim_trailing_comma(&mut out);
     // A cut inside `"key": ` or after `"key"` cannot be completed; drop the dangling member.
     let trimmed = out.trim_end();
-    if trimmed.ends_with(':') {
-        if let Some(cut) = trimmed.rfind([',', '{']) {
-            let keep = if trimmed.as_bytes().get(cut) == Some(&b'{') {
-                cut + 1
-            } else {
-                cut
-            };
-            out.truncate(keep);
-        }
+    if trimmed.ends_with(':')
+        && let Some(cut) = trimmed.rfind([',', '{'])
+    {
+        let keep = if trimmed.as_bytes().get(cut) == Some(&b'{') {
+            cut + 1
+        } else {
+            cut
+        };
+        out.truncate(keep);
     }
     while let Some(close) = stack.pop() {
         trim_trailing_comma(&mut out);
