@@ -36,6 +36,9 @@ use crate::indexer::IndexDocs;
 use crate::worker::{ActivityBoard, WorkerClient, WorkerRoute, WorkerSettings};
 use job::{Job, Stop};
 
+/// Quiet time after which the board forgets a session and its route.
+const FORGET_AFTER: Duration = Duration::from_secs(24 * 3_600);
+
 /// Thresholds and timings of the memory workers.
 #[derive(Debug, Clone)]
 pub struct MemorySettings {
@@ -182,6 +185,11 @@ impl Distiller {
 
     fn tick(&mut self, ctx: &mut Context<Self>) {
         let now = Instant::now();
+        // Sessions quiet for a day are forgotten with their routes (and credentials); their next
+        // request brings them back.
+        self.board.forget_older_than(FORGET_AFTER);
+        let board = &self.board;
+        self.seen.retain(|id, seen| seen.queued || board.knows(id));
         for session in self.board.quiet_sessions(self.settings.idle_after) {
             let seen = self.seen.entry(session.session_id.clone()).or_default();
             if seen.queued || seen.retry_at.is_some_and(|at| at > now) {

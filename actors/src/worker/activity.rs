@@ -180,6 +180,11 @@ impl ActivityBoard {
         (busy, self.unresolved.load(Ordering::SeqCst))
     }
 
+    /// True when the board has an entry for the session.
+    pub fn knows(&self, session_id: &str) -> bool {
+        self.lock().contains_key(session_id)
+    }
+
     /// Forgets sessions quiet for longer than `after` (their routes and credentials with them).
     pub fn forget_older_than(&self, after: Duration) {
         let now = Instant::now();

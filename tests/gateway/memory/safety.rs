@@ -91,6 +91,13 @@ fn bad_worker_output_leaves_storage_consistent() {
         gateway.log().contains("refused"),
         "a clear log line says why"
     );
+    let (code, status, _) = lore(&["status"], gateway.data_dir(), &[]);
+    assert_eq!(code, 0);
+    assert!(status.contains("memory: "), "{status}");
+    assert!(
+        status.contains("last memory error: ") && status.contains("refused"),
+        "{status}"
+    );
     chat.key = "k-memory-renewed";
     chat.turn("the key was renewed, carry on with the lint step");
     slowly("work to resume", || {
