@@ -32,6 +32,11 @@ pub fn start(
     if !config.enabled {
         return None;
     }
+    if config.upstream.is_some() && config.model.is_none() {
+        tracing::warn!(
+            "LORE_WORKER_UPSTREAM is set without LORE_WORKER_MODEL: worker calls will ask it for each session's own model name, which it may not know; set LORE_WORKER_MODEL"
+        );
+    }
     let arbiter = Arbiter::new();
     let curator = {
         let (store, board, settings, indexer) = (

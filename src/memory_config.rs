@@ -48,9 +48,12 @@ fn seconds(env: &HashMap<String, String>, name: &str, default: f64) -> Result<Du
     match env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) {
         None => Ok(Duration::from_secs_f64(default)),
         Some(raw) => match raw.parse::<f64>() {
-            Ok(value) if value.is_finite() && value >= 0.0 => Ok(Duration::from_secs_f64(value)),
+            // At most a year: larger values would overflow a `Duration`.
+            Ok(value) if value.is_finite() && (0.0..=31_536_000.0).contains(&value) => {
+                Ok(Duration::from_secs_f64(value))
+            }
             _ => Err(format!(
-                "{name}=`{raw}` is not a number of seconds (e.g. 60 or 0.5)"
+                "{name}=`{raw}` is not a number of seconds up to a year (e.g. 60 or 0.5)"
             )),
         },
     }
@@ -78,6 +81,20 @@ fn worker_endpoint(base: &str, protocol: Option<&str>) -> Result<(String, Worker
     if !(base.starts_with("http://") || base.starts_with("https://")) {
         return Err(format!(
             "LORE_WORKER_UPSTREAM=`{base}` is not an http(s) URL; use e.g. https://openrouter.ai/api/v1"
+        ));
+    }
+    let authority = base
+        .split_once("://")
+        .map_or("", |(_, rest)| rest.split('/').next().unwrap_or(""));
+    if authority.contains('@') {
+        return Err(
+            "LORE_WORKER_UPSTREAM must not carry credentials; put the key in LORE_WORKER_API_KEY"
+                .into(),
+        );
+    }
+    if base.contains('?') || base.contains('#') {
+        return Err(format!(
+            "LORE_WORKER_UPSTREAM=`{base}` has a query or fragment; give the base URL or the endpoint only"
         ));
     }
     let base = base.trim_end_matches('/');
@@ -223,6 +240,15 @@ mod tests {
     fn bad_values_are_named() {
         let err = MemoryConfig::from_env(&env(&[("LORE_IDLE_TIMEOUT", "soon")])).unwrap_err();
         assert!(err.contains("LORE_IDLE_TIMEOUT"), "{err}");
+        let err = MemoryConfig::from_env(&env(&[(
+            "LORE_WORKER_UPSTREAM",
+            "https://me:sk-secret@openrouter.ai/api",
+        )]))
+        .unwrap_err();
+        assert!(
+            err.contains("LORE_WORKER_API_KEY") && !err.contains("sk-secret"),
+            "{err}"
+        );
         let err =
             MemoryConfig::from_env(&env(&[("LORE_WORKER_UPSTREAM", "openrouter.ai")])).unwrap_err();
         assert!(err.contains("not an http(s) URL"), "{err}");

@@ -36,6 +36,9 @@ pub enum ActorError {
     /// A worker call failed after its retries, or its reply could not be read.
     #[error("worker call failed: {0}")]
     WorkerFailed(String),
+    /// A worker call stopped before an attempt because a request of its session arrived.
+    #[error("the worker call yielded to a request of its session")]
+    WorkerYielded,
     /// The worker answered, but with something that cannot be used; nothing was changed.
     #[error("worker reply rejected: {0}")]
     WorkerReplyRejected(String),

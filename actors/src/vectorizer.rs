@@ -156,6 +156,8 @@ impl Vectorizer {
                 .iter()
                 .map(|(doc, _)| VectorDoc::from(doc))
                 .zip(vectors)
+                // An entry forgotten while it waited here must not get its vector back.
+                .filter(|(doc, _)| still_live(&self.store, doc))
                 .collect();
             self.vectors.put_many(&items).map_err(|err| err.to_string())
         });
@@ -230,6 +232,18 @@ impl Handler<Observe> for Vectorizer {
         let mut counters = self.counters.clone();
         counters.pending = self.live.len() + self.in_flight;
         MessageResult(counters)
+    }
+}
+
+/// False for a knowledge entry that is forgotten or gone; true for everything else.
+fn still_live(store: &Store, doc: &VectorDoc) -> bool {
+    match doc.id.strip_prefix("k:") {
+        Some(id) => store
+            .knowledge_entry(id)
+            .ok()
+            .flatten()
+            .is_some_and(|entry| !entry.deleted),
+        None => true,
     }
 }
 

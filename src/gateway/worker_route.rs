@@ -22,12 +22,25 @@ const CREDENTIAL_HEADERS: [&str; 8] = [
     "x-goog-api-key",
 ];
 
-fn origin(url: &str) -> &str {
-    let after_scheme = url.find("://").map_or(0, |i| i + 3);
-    let end = url[after_scheme..]
-        .find('/')
-        .map_or(url.len(), |i| after_scheme + i);
-    &url[..end]
+/// Endpoint paths a base URL is followed by.
+const ENDPOINTS: [&str; 6] = [
+    "/v1/messages",
+    "/messages",
+    "/v1/chat/completions",
+    "/chat/completions",
+    "/v1/responses",
+    "/responses",
+];
+
+/// The provider part of an endpoint URL: without its query and its endpoint path, so two
+/// providers behind one host (`/anthropic/…`, `/openai/…`) stay apart.
+fn provider_base(url: &str) -> &str {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    let url = url.trim_end_matches('/');
+    ENDPOINTS
+        .iter()
+        .find_map(|endpoint| url.strip_suffix(endpoint))
+        .unwrap_or(url)
 }
 
 fn session_credentials(headers: &HeaderMap, extra: &[(String, String)]) -> Vec<(String, String)> {
@@ -70,7 +83,7 @@ pub fn worker_route(
                 ],
                 _ => vec![("authorization".to_string(), format!("Bearer {key}"))],
             },
-            None if origin(&worker.url) == origin(upstream_url) => {
+            None if provider_base(&worker.url) == provider_base(upstream_url) => {
                 session_credentials(headers, extra_headers)
             }
             None => return None,
@@ -197,6 +210,41 @@ mod tests {
         assert_eq!(
             route.headers(),
             [("authorization".to_string(), "Bearer sk-or".to_string())]
+        );
+    }
+
+    #[test]
+    fn one_host_with_two_providers_is_two_providers() {
+        let request = headers(&[("authorization", "Bearer sk-openai")]);
+        let config = config(&[(
+            "LORE_WORKER_UPSTREAM",
+            "https://gateway.example/anthropic/v1/messages",
+        )]);
+        let other = "https://gateway.example/openai/v1/chat/completions";
+        assert!(
+            worker_route(
+                &config,
+                Protocol::OpenAiChat,
+                false,
+                other,
+                &request,
+                &[],
+                Some("m")
+            )
+            .is_none()
+        );
+        let same = "https://gateway.example/anthropic/v1/messages?beta=true";
+        assert!(
+            worker_route(
+                &config,
+                Protocol::Anthropic,
+                false,
+                same,
+                &request,
+                &[],
+                Some("m")
+            )
+            .is_some()
         );
     }
 

@@ -11,10 +11,8 @@ pub mod json;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use lore_actors::ActorError;
-use lore_actors::documents::knowledge_doc;
 use lore_actors::indexer::{IndexDocs, RemoveDocs};
-use lore_actors::knowledge::{self, Change, ImportError};
-use lore_storage::IndexDoc;
+use lore_actors::knowledge::{self, Change, ImportError, index_work};
 use lore_storage::memory::Category;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -58,20 +56,29 @@ pub fn parse_category(name: &str) -> Result<Category, String> {
     })
 }
 
-/// The documents to index and the ids to remove after these changes.
-pub fn index_work(changes: &[Change]) -> (Vec<IndexDoc>, Vec<String>) {
-    let mut docs = Vec::new();
-    let mut removed = Vec::new();
-    for change in changes {
-        match change {
-            Change::Created(entry) | Change::Updated { after: entry, .. } => {
-                docs.push(knowledge_doc(entry));
-            }
-            Change::Deleted(entry) => removed.push(entry.doc_id()),
-            Change::Unchanged(_) => {}
-        }
-    }
-    (docs, removed)
+/// Sends every entry of a project to the index again (live ones replaced, forgotten ones
+/// removed), after a write that stopped part way.
+async fn resync_project(state: &AppState, project: String) {
+    let Some(indexer) = &state.indexer else {
+        return;
+    };
+    let store = state.store.clone();
+    let Ok(Ok(entries)) = web::block(move || store.all_knowledge()).await else {
+        return;
+    };
+    let (live, forgotten): (Vec<_>, Vec<_>) = entries
+        .into_iter()
+        .filter(|entry| entry.project.as_deref() == Some(project.as_str()))
+        .partition(|entry| !entry.deleted);
+    indexer.do_send(IndexDocs {
+        docs: live
+            .iter()
+            .map(lore_actors::documents::knowledge_doc)
+            .collect(),
+    });
+    indexer.do_send(RemoveDocs {
+        ids: forgotten.iter().map(|entry| entry.doc_id()).collect(),
+    });
 }
 
 /// Sends the changes to the indexer, when there is one.
@@ -265,7 +272,12 @@ pub async fn import(
         return bad_request("the body is not UTF-8 text; send the .lore.md file as it is");
     };
     let store = state.store.clone();
-    let imported = web::block(move || knowledge::import(&store, &project, &text)).await;
+    let importing = project.clone();
+    let imported = web::block(move || knowledge::import(&store, &importing, &text)).await;
+    if let Ok(Err(ImportError::Failed(_))) = &imported {
+        // What was written before the failure must reach the index too.
+        resync_project(&state, project).await;
+    }
     match imported {
         Ok(Ok(summary)) => {
             reindex(&state, &summary.changes);

@@ -10,7 +10,7 @@ use lore_storage::{DocKind, SearchFilter, Store, now_ms};
 use super::parse::{CuratorReply, EntityOp, Op};
 use crate::ActorError;
 use crate::distiller::job::Stop;
-use crate::documents::{entity_doc, knowledge_doc};
+use crate::documents::entity_doc;
 use crate::embedder::{EmbedderHandle, Purpose};
 use crate::indexer::{IndexDocs, Indexer, RemoveDocs};
 use crate::knowledge::{self, Change, Draft};
@@ -30,6 +30,8 @@ pub struct Context<'a> {
     pub session_id: &'a str,
     /// The search index writer.
     pub indexer: Option<&'a Addr<Indexer>>,
+    /// Ids of the entries the curator was shown: the only ones it may update or delete.
+    pub shown: std::collections::HashSet<String>,
 }
 
 /// What a reply changed.
@@ -52,16 +54,12 @@ pub struct Applied {
 impl Context<'_> {
     fn reindex(&self, change: &Change) {
         let Some(indexer) = self.indexer else { return };
-        match change {
-            Change::Created(entry) | Change::Updated { after: entry, .. } => {
-                indexer.do_send(IndexDocs {
-                    docs: vec![knowledge_doc(entry)],
-                })
-            }
-            Change::Deleted(entry) => indexer.do_send(RemoveDocs {
-                ids: vec![entry.doc_id()],
-            }),
-            Change::Unchanged(_) => {}
+        let (docs, ids) = knowledge::index_work(std::slice::from_ref(change));
+        if !docs.is_empty() {
+            indexer.do_send(IndexDocs { docs });
+        }
+        if !ids.is_empty() {
+            indexer.do_send(RemoveDocs { ids });
         }
     }
 
@@ -145,8 +143,16 @@ pub async fn apply(
                 content,
                 title,
                 confidence,
-            } => knowledge::update(ctx.store, &id, title, content, confidence, "curator"),
-            Op::Delete { id } => knowledge::forget(ctx.store, &id, "curator"),
+            } if ctx.shown.contains(&id) => {
+                knowledge::update(ctx.store, &id, title, content, confidence, "curator")
+            }
+            Op::Delete { id } if ctx.shown.contains(&id) => {
+                knowledge::forget(ctx.store, &id, "curator")
+            }
+            Op::Update { .. } | Op::Delete { .. } => {
+                applied.skipped += 1;
+                continue;
+            }
         };
         match result {
             Ok(change) => {

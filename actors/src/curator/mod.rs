@@ -35,6 +35,9 @@ use apply::Applied;
 
 /// Output limit of a curator call.
 const CURATOR_MAX_TOKENS: u32 = 4_096;
+/// Most observation text shown in one curation (about 12,000 tokens); the rest waits for the
+/// next one.
+const BATCH_CHARS: usize = 36_000;
 
 /// Curates a session's observations that were not curated yet.
 #[derive(Message)]
@@ -44,6 +47,8 @@ pub struct Curate {
     pub session_id: String,
     /// Where its worker calls go.
     pub route: Arc<WorkerRoute>,
+    /// True after repeated failures: an unreadable reply is given up, not retried.
+    pub give_up: bool,
 }
 
 /// Gives the Curator the embedder once the model is loaded.
@@ -110,34 +115,45 @@ impl Curator {
     }
 }
 
-/// One curation: observations not curated yet → a worker call → operations applied → cursor.
+/// One curation: observations not curated yet (at most [`BATCH_CHARS`] of them) → a worker
+/// call → operations applied → cursor past the observations shown.
 async fn curate(
     job: Job,
     indexer: Option<Addr<Indexer>>,
     embedder: Option<EmbedderHandle>,
 ) -> Result<Applied, Stop> {
-    let mut state = job.store.distill_state(&job.session_id)?;
-    let new: Vec<_> = job
-        .store
-        .session_distillations(&job.session_id)?
-        .into_iter()
-        .filter(|d| d.generation == 0 && d.n >= state.curated_through_n)
-        .collect();
-    if new.is_empty() {
-        return Ok(Applied::default());
+    let state = job.store.distill_state(&job.session_id)?;
+    let mut batch = Vec::new();
+    let mut chars = 0;
+    for row in job.store.session_distillations(&job.session_id)? {
+        if row.generation != 0 || row.n < state.curated_through_n {
+            continue;
+        }
+        chars += row.observations.len();
+        if chars > BATCH_CHARS && !batch.is_empty() {
+            break;
+        }
+        batch.push(row);
     }
+    let Some(last) = batch.last().map(|d| d.n) else {
+        return Ok(Applied::default());
+    };
     let project = job
         .store
         .load_session(&job.session_id)?
         .and_then(|record| record.project);
-    let entries = crate::knowledge::live_entries(&job.store, project.as_deref(), true)?;
+    // The project's entries and the cross-project ones; the curator may change only these.
+    let entries: Vec<_> = crate::knowledge::live_entries(&job.store, project.as_deref(), true)?
+        .into_iter()
+        .filter(|e| e.project.is_none() || e.project == project)
+        .collect();
     let entities: Vec<_> = job
         .store
         .all_entities()?
         .into_iter()
         .filter(|e| e.project.is_none() || e.project == project)
         .collect();
-    let observations: Vec<&str> = new.iter().map(|d| d.observations.as_str()).collect();
+    let observations: Vec<&str> = batch.iter().map(|d| d.observations.as_str()).collect();
     let user = prompt::curator_user(&entries, &entities, &observations);
     let reply = job
         .ask(
@@ -147,24 +163,33 @@ async fn curate(
             CURATOR_MAX_TOKENS,
         )
         .await?;
-    let parsed = parse::parse_reply(&reply.text).map_err(|why| {
-        Stop::Failed(ActorError::WorkerReplyRejected(format!(
-            "the curator's reply could not be read ({why}); nothing was changed and the observations are offered again later"
-        )))
-    })?;
-    let context = apply::Context {
-        store: &job.store,
-        project: project.clone(),
-        session_id: &job.session_id,
-        indexer: indexer.as_ref(),
+    let applied = match parse::parse_reply(&reply.text) {
+        Ok(parsed) => {
+            let context = apply::Context {
+                store: &job.store,
+                project: project.clone(),
+                session_id: &job.session_id,
+                indexer: indexer.as_ref(),
+                shown: entries.iter().map(|e| e.id.clone()).collect(),
+            };
+            apply::apply(&context, parsed, embedder.as_ref()).await?
+        }
+        // Tried enough: these observations stay searchable, curation moves on.
+        Err(why) if job.give_up => {
+            warn!(session = %job.session_id, why, "an unreadable curator reply was given up");
+            Applied {
+                skipped: 1,
+                ..Default::default()
+            }
+        }
+        Err(why) => {
+            return Err(Stop::Failed(ActorError::WorkerReplyRejected(format!(
+                "the curator's reply could not be read ({why}); nothing was changed and the observations are offered again later"
+            ))));
+        }
     };
-    let applied = apply::apply(&context, parsed, embedder.as_ref()).await?;
-    state = job.store.distill_state(&job.session_id)?;
-    state.curated_through_n = new
-        .iter()
-        .map(|d| d.n + 1)
-        .max()
-        .unwrap_or(state.curated_through_n);
+    let mut state = job.store.distill_state(&job.session_id)?;
+    state.curated_through_n = state.curated_through_n.max(last + 1);
     job.store
         .commit_distillations(&job.session_id, &state, &[])?;
     Ok(applied)
@@ -195,6 +220,7 @@ impl Handler<Curate> for Curator {
             session_id: msg.session_id.clone(),
             settings: self.settings.clone(),
             indexer: None,
+            give_up: msg.give_up,
         };
         let work = curate(job, self.indexer.clone(), self.embedder.clone());
         Box::pin(work.into_actor(self).map(move |result, actor, _| {

@@ -79,8 +79,8 @@ pub struct CuratorReply {
 
 /// Reads a reply; `Err` says why it could not be read at all.
 pub fn parse_reply(text: &str) -> Result<CuratorReply, String> {
-    let value = parse_lenient(text)?;
-    let (ops, entities, relations) = match value {
+    let (value, cut) = parse_lenient(text)?;
+    let (mut ops, mut entities, mut relations) = match value {
         Value::Array(ops) => (ops, Vec::new(), Vec::new()),
         Value::Object(mut object) => {
             let mut take = |key: &str| match object.remove(key) {
@@ -97,6 +97,25 @@ pub fn parse_reply(text: &str) -> Result<CuratorReply, String> {
         }
     };
     let mut reply = CuratorReply::default();
+    if cut {
+        // The item being written when the reply was cut off may be incomplete: drop it.
+        let last = ["\"ops\"", "\"entities\"", "\"relations\""]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, key)| text.rfind(key).map(|at| (at, i)))
+            .max()
+            .map_or(0, |(_, i)| i);
+        let dropped = match last {
+            1 => entities.pop(),
+            2 => relations.pop(),
+            _ => ops.pop(),
+        };
+        if dropped.is_some() {
+            reply
+                .skipped
+                .push("the last item was cut off at the output limit".into());
+        }
+    }
     for (i, op) in ops.iter().enumerate() {
         match read_op(op) {
             Ok(op) => reply.ops.push(op),
@@ -217,32 +236,70 @@ fn read_entity(entity: &Value) -> Result<EntityOp, String> {
     })
 }
 
-/// Parses JSON, repairing what models commonly get wrong.
-pub fn parse_lenient(text: &str) -> Result<Value, String> {
+/// True for the shapes a curator reply may have: an object with operations, entities or
+/// relations, or an array of operation objects.
+fn is_reply_shape(value: &Value) -> bool {
+    match value {
+        Value::Object(object) => ["ops", "entities", "relations"]
+            .iter()
+            .any(|key| object.contains_key(*key)),
+        Value::Array(items) => items.iter().all(Value::is_object),
+        _ => false,
+    }
+}
+
+/// True when `text` opens an object whose first key is `ops`, `entities` or `relations`, or an
+/// array whose first item is an object.
+fn looks_like_reply(text: &str) -> bool {
+    let rest = text[1..].trim_start();
+    if text.starts_with('[') {
+        return rest.starts_with('{') || rest.starts_with(']');
+    }
+    ["\"ops\"", "\"entities\"", "\"relations\""]
+        .iter()
+        .any(|key| rest.starts_with(key))
+}
+
+/// Parses the reply's JSON, repairing what models commonly get wrong: prose or a fence around
+/// it (each `[` or `{` is tried until one starts a value of the reply's shape), trailing commas,
+/// a reply cut off at the output limit. The flag says whether it was cut off.
+pub fn parse_lenient(text: &str) -> Result<(Value, bool), String> {
     let text = text.trim();
     if text.is_empty() {
         return Err("the reply was empty".into());
     }
-    let start = text
-        .find(['[', '{'])
-        .ok_or("the reply holds no JSON array or object")?;
-    let body = &text[start..];
-    if let Ok(value) = serde_json::from_str::<Value>(body) {
-        return Ok(value);
+    let starts: Vec<usize> = text.match_indices(['[', '{']).map(|(i, _)| i).collect();
+    if starts.is_empty() {
+        return Err("the reply holds no JSON array or object".into());
     }
-    // Prose or a closing fence after the JSON: read one value and ignore the rest.
-    let mut stream = serde_json::Deserializer::from_str(body).into_iter::<Value>();
-    if let Some(Ok(value)) = stream.next() {
-        return Ok(value);
+    for &start in &starts {
+        let body = &text[start..];
+        // One complete value; prose or a closing fence after it is ignored.
+        let mut stream = serde_json::Deserializer::from_str(body).into_iter::<Value>();
+        if let Some(Ok(value)) = stream.next()
+            && is_reply_shape(&value)
+        {
+            return Ok((value, false));
+        }
+        // The reply's JSON starts here but does not parse: repair it, and never read a value
+        // nested inside it as the reply.
+        if looks_like_reply(body) {
+            let (repaired, cut) = repair(body);
+            return match serde_json::from_str::<Value>(&repaired) {
+                Ok(value) if is_reply_shape(&value) => Ok((value, cut)),
+                Ok(_) => Err("the reply's JSON has neither `ops` nor operations".into()),
+                Err(err) => Err(format!(
+                    "the reply is not valid JSON even after repair: {err}"
+                )),
+            };
+        }
     }
-    let repaired = repair(body);
-    serde_json::from_str::<Value>(&repaired)
-        .map_err(|err| format!("the reply is not valid JSON even after repair: {err}"))
+    Err("no JSON array of operations or object with `ops` could be read, even after repair".into())
 }
 
 /// Drops trailing commas and closes strings, arrays and objects left open by a cut-off reply;
-/// stops at the end of the first complete value.
-fn repair(text: &str) -> String {
+/// stops at the end of the first complete value. The flag says whether the text was cut off.
+fn repair(text: &str) -> (String, bool) {
     let mut out = String::with_capacity(text.len() + 8);
     let mut stack = Vec::new();
     let mut in_string = false;
@@ -272,7 +329,7 @@ fn repair(text: &str) -> String {
                 stack.pop();
                 out.push(c);
                 if stack.is_empty() {
-                    return out;
+                    return (out, false);
                 }
             }
             _ => out.push(c),
@@ -298,7 +355,7 @@ fn repair(text: &str) -> String {
         trim_trailing_comma(&mut out);
         out.push(close);
     }
-    out
+    (out, true)
 }
 
 fn trim_trailing_comma(out: &mut String) {
@@ -332,24 +389,32 @@ mod tests {
 
     #[test]
     fn trailing_commas_and_a_cut_off_reply_are_repaired() {
-        let reply = r#"{"ops": [{"op": "delete", "id": "k1", "reason": "stale"},], "entities": [{"type": "service", "canonical_name": "billing-api", "aliases": [{"type": "name", "value": "billing"}"#;
-        let parsed = parse_reply(reply).unwrap();
+        let trailing =
+            r#"{"ops": [{"op": "delete", "id": "k1", "reason": "stale"},], "entities": [],}"#;
+        let parsed = parse_reply(trailing).unwrap();
         assert_eq!(parsed.ops, vec![Op::Delete { id: "k1".into() }]);
+        assert!(parsed.skipped.is_empty());
+        // Cut inside an entity: the complete operation stays, the cut entity is dropped.
+        let cut = r#"{"ops": [{"op": "delete", "id": "k1", "reason": "stale"}], "entities": [{"type": "service", "canonical_name": "billing-api"}, {"type": "service", "canonical_name": "ledger", "aliases": [{"type": "name", "value": "led"#;
+        let parsed = parse_reply(cut).unwrap();
+        assert_eq!(parsed.ops, vec![Op::Delete { id: "k1".into() }]);
+        assert_eq!(parsed.entities.len(), 1);
         assert_eq!(parsed.entities[0].canonical_name, "billing-api");
+        // Cut inside an update: its truncated text is never applied.
+        let cut_in_key = r#"[{"op":"delete","id":"k9"},{"op":"update","id":"k2","content":"new te"#;
+        let parsed = parse_reply(cut_in_key).unwrap();
+        assert_eq!(parsed.ops, vec![Op::Delete { id: "k9".into() }]);
+        assert_eq!(parsed.skipped.len(), 1);
+    }
+
+    #[test]
+    fn prose_brackets_before_the_json_are_not_taken_for_it() {
+        let reply = "As noted in [1], here is the result:\n{\"ops\": [{\"op\": \"delete\", \"id\": \"k3\"}]}";
         assert_eq!(
-            parsed.entities[0].aliases,
-            vec![("name".into(), "billing".into())]
+            parse_reply(reply).unwrap().ops,
+            vec![Op::Delete { id: "k3".into() }]
         );
-        let cut_in_key = r#"[{"op":"update","id":"k2","content":"new text","title":"#;
-        assert_eq!(
-            parse_reply(cut_in_key).unwrap().ops,
-            vec![Op::Update {
-                id: "k2".into(),
-                content: Some("new text".into()),
-                title: None,
-                confidence: None
-            }]
-        );
+        assert!(parse_reply("See [1] and [2].").is_err());
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub struct Job {
     pub settings: MemorySettings,
     /// The search index writer.
     pub indexer: Option<Recipient<IndexDocs>>,
+    /// True after repeated failures: an unusable reply is given up (its sources marked as
+    /// handled, still searchable as they are) instead of failing the job again.
+    pub give_up: bool,
 }
 
 impl Job {
@@ -74,7 +77,15 @@ impl Job {
             user,
             max_tokens,
         };
-        let result = self.client.call(&self.route, &call).await;
+        let board = &self.board;
+        let session_id = self.session_id.as_str();
+        let result = self
+            .client
+            .call_when(&self.route, &call, &|| board.is_quiet(session_id))
+            .await;
+        if let Err(ActorError::WorkerYielded) = result {
+            return Err(Stop::Busy);
+        }
         let usage = match &result {
             Ok(reply) => reply.usage.clone(),
             Err(_) => UsageTotals {

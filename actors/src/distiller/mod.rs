@@ -36,6 +36,11 @@ use crate::indexer::IndexDocs;
 use crate::worker::{ActivityBoard, WorkerClient, WorkerRoute, WorkerSettings};
 use job::{Job, Stop};
 
+/// Failed jobs in a row after which an unusable reply is given up instead of retried.
+const GIVE_UP_AFTER: u32 = 2;
+/// Longest wait before a failing session is tried again.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(3_600);
+
 /// Quiet time after which the board forgets a session and its route.
 const FORGET_AFTER: Duration = Duration::from_secs(24 * 3_600);
 
@@ -103,6 +108,8 @@ struct Seen {
     curated_turns: u64,
     /// Not before this time (after a failure).
     retry_at: Option<Instant>,
+    /// Failed jobs in a row.
+    failures: u32,
     queued: bool,
 }
 
@@ -171,8 +178,9 @@ impl Distiller {
         }
     }
 
-    fn job(&self, session_id: &str, route: Arc<WorkerRoute>) -> Option<Job> {
+    fn job(&self, session_id: &str, route: Arc<WorkerRoute>, give_up: bool) -> Option<Job> {
         Some(Job {
+            give_up,
             store: self.store.clone(),
             client: self.client.clone()?,
             board: Arc::clone(&self.board),
@@ -201,19 +209,12 @@ impl Distiller {
                 Some(Trigger::TurnsDue)
             } else if seen.checked_turns != Some(session.turns) {
                 seen.checked_turns = Some(session.turns);
-                let probe = Job {
-                    store: self.store.clone(),
-                    client: match &self.client {
-                        Some(client) => Rc::clone(client),
-                        None => continue,
-                    },
-                    board: Arc::clone(&self.board),
-                    route: Arc::clone(&session.route),
-                    session_id: session.session_id.clone(),
-                    settings: self.settings.clone(),
-                    indexer: None,
-                };
-                match observe::pending_tokens(&probe) {
+                let pending = observe::pending_tokens(
+                    &self.store,
+                    &session.session_id,
+                    self.settings.tool_output_max_chars,
+                );
+                match pending {
                     Ok(tokens) if tokens >= self.settings.max_segment_tokens => {
                         Some(Trigger::SegmentCap)
                     }
@@ -241,13 +242,17 @@ impl Distiller {
             return;
         };
         self.counters.queued = self.queue.len();
-        let Some(job) = self.job(&session_id, route.clone()) else {
+        let give_up = self
+            .seen
+            .get(&session_id)
+            .is_some_and(|seen| seen.failures >= GIVE_UP_AFTER);
+        let Some(job) = self.job(&session_id, route.clone(), give_up) else {
             return;
         };
         self.counters.running = Some(session_id.clone());
         let curator = self.curator.clone();
         let curate = trigger != Trigger::SegmentCap;
-        let work = async move { run_job(job, curator, curate, route).await };
+        let work = async move { run_job(job, curator, curate, route, give_up).await };
         ctx.spawn(work.into_actor(self).map(move |outcome, actor, ctx| {
             actor.finish(&session_id, trigger, turns, outcome);
             ctx.notify(Poke);
@@ -271,6 +276,7 @@ impl Distiller {
                     seen.curated_turns = turns;
                 }
                 seen.retry_at = None;
+                seen.failures = 0;
             }
             Some(Stop::Busy) => self.counters.yielded += 1,
             Some(Stop::Failed(err)) => {
@@ -278,7 +284,13 @@ impl Distiller {
                 if matches!(err, crate::ActorError::WorkerCredentialRefused { .. }) {
                     self.counters.paused += 1;
                 }
-                seen.retry_at = Some(Instant::now() + self.settings.retry_after);
+                seen.failures += 1;
+                let wait = self
+                    .settings
+                    .retry_after
+                    .saturating_mul(1 << (seen.failures - 1).min(6))
+                    .min(MAX_RETRY_WAIT);
+                seen.retry_at = Some(Instant::now() + wait);
                 warn!(session = %session_id, error = %err, "memory job failed; the session is tried again later");
                 self.counters.last_error = Some(err.to_string());
             }
@@ -301,6 +313,7 @@ async fn run_job(
     curator: Option<Addr<Curator>>,
     curate: bool,
     route: Arc<WorkerRoute>,
+    give_up: bool,
 ) -> JobOutcome {
     let mut outcome = JobOutcome::default();
     match observe::distill_pending(&job).await {
@@ -325,6 +338,7 @@ async fn run_job(
             .send(Curate {
                 session_id: job.session_id.clone(),
                 route,
+                give_up,
             })
             .await;
         match asked {

@@ -24,17 +24,32 @@ pub struct ObserveReport {
 }
 
 /// Undistilled tokens of a session (for the segment-cap trigger).
-pub fn pending_tokens(job: &Job) -> Result<u64, Stop> {
-    let state = job.store.distill_state(&job.session_id)?;
-    let messages = job
-        .store
-        .session_log_from(&job.session_id, state.next_seq)?;
-    Ok(
-        render_messages(&messages, job.settings.tool_output_max_chars)
-            .iter()
-            .map(|m| m.tokens)
-            .sum(),
-    )
+pub fn pending_tokens(
+    store: &lore_storage::Store,
+    session_id: &str,
+    tool_output_max_chars: usize,
+) -> Result<u64, Stop> {
+    let state = store.distill_state(session_id)?;
+    let messages = store.session_log_from(session_id, state.next_seq)?;
+    Ok(render_messages(&messages, tool_output_max_chars)
+        .iter()
+        .map(|m| m.tokens)
+        .sum())
+}
+
+/// Most segments one session may have waiting; older messages are left undistilled.
+const BACKLOG_SEGMENTS: u64 = 4;
+
+/// How many of the oldest messages to leave out so that the rest holds at most `cap` tokens.
+pub fn backlog_skip(rendered: &[RenderedMessage], cap: u64) -> usize {
+    let mut kept = 0;
+    for (i, message) in rendered.iter().enumerate().rev() {
+        kept += message.tokens;
+        if kept > cap {
+            return i + 1;
+        }
+    }
+    0
 }
 
 /// Splits rendered messages into runs of at most `cap` tokens (a single larger message is a
@@ -67,11 +82,24 @@ pub async fn distill_pending(job: &Job) -> Result<ObserveReport, Stop> {
     let messages = job
         .store
         .session_log_from(&job.session_id, state.next_seq)?;
-    let rendered = render_messages(&messages, settings.tool_output_max_chars);
+    let mut rendered = render_messages(&messages, settings.tool_output_max_chars);
     let speaking = rendered.iter().filter(|m| !m.line.is_empty()).count();
     let tokens: u64 = rendered.iter().map(|m| m.tokens).sum();
     if speaking < settings.min_messages || tokens < settings.min_tokens {
         return Ok(report);
+    }
+    // A history captured before distillation existed (or while it was off) is not distilled
+    // all at once: only its newest part; the rest stays searchable as raw messages.
+    let skip = backlog_skip(&rendered, settings.max_segment_tokens * BACKLOG_SEGMENTS);
+    let mut messages = messages;
+    if skip > 0 {
+        state.next_seq = rendered[skip - 1].seq + 1;
+        state.rejected += skip as u64;
+        job.store
+            .commit_distillations(&job.session_id, &state, &[])?;
+        tracing::info!(session = %job.session_id, skipped = skip, "old undistilled messages left raw");
+        rendered.drain(..skip);
+        messages.drain(..skip);
     }
     let project = job
         .store
@@ -115,14 +143,16 @@ pub async fn distill_pending(job: &Job) -> Result<ObserveReport, Stop> {
             )
             .await?;
         let observations = extract_observations(&reply.text);
-        if observations.is_empty() {
-            return Err(Stop::Failed(ActorError::WorkerFailed(
+        if observations.is_empty() && !job.give_up {
+            return Err(Stop::Failed(ActorError::WorkerReplyRejected(
                 "the observer answered with no observations; the messages stay undistilled and are tried again later".into(),
             )));
         }
         let output_tokens = estimate_tokens(&observations);
         state.next_seq = last_seq + 1;
-        if expands(source_tokens, output_tokens) {
+        // An empty answer after repeated failures is given up like an expanding one: the
+        // messages stay searchable as they are.
+        if observations.is_empty() || expands(source_tokens, output_tokens) {
             state.rejected += window.len() as u64;
             job.store
                 .commit_distillations(&job.session_id, &state, &[])?;
@@ -173,6 +203,13 @@ mod tests {
                 tokens,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_long_backlog_keeps_only_its_newest_part() {
+        assert_eq!(backlog_skip(&rendered(&[10, 10, 10]), 100), 0);
+        assert_eq!(backlog_skip(&rendered(&[50, 50, 30, 30]), 100), 2);
+        assert_eq!(backlog_skip(&rendered(&[500]), 100), 1);
     }
 
     #[test]

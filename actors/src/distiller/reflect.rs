@@ -11,10 +11,17 @@ use super::prompts::{REFLECTOR_SYSTEM, reflector_max_tokens, reflector_user};
 use crate::ActorError;
 use crate::documents::distillation_doc;
 
+/// New logs to wait for after a consolidation was given up.
+const RETRY_AFTER_LOGS: u64 = 5;
+
 /// Consolidates when the live generation-0 logs reach the threshold, keeping the newest
 /// `keep_recent`; returns the new consolidation, if one was written.
 pub async fn consolidate(job: &Job) -> Result<Option<Distillation>, Stop> {
     let settings = &job.settings;
+    let state = job.store.distill_state(&job.session_id)?;
+    if state.consolidate_after_n > state.next_n {
+        return Ok(None);
+    }
     let rows = job.store.session_distillations(&job.session_id)?;
     let live: Vec<&Distillation> = rows
         .iter()
@@ -40,18 +47,29 @@ pub async fn consolidate(job: &Job) -> Result<Option<Distillation>, Stop> {
         )
         .await?;
     let text = reply.text.trim().to_string();
-    if text.is_empty() {
-        return Err(Stop::Failed(ActorError::WorkerFailed(
-            "the reflector answered with nothing; the logs stay as they are and are consolidated later".into(),
-        )));
-    }
     let tokens = estimate_tokens(&text);
-    if tokens > input_tokens {
-        return Err(Stop::Failed(ActorError::WorkerFailed(format!(
-            "the consolidation ({tokens} tokens) was longer than its input ({input_tokens}); it was dropped and the logs stay as they are"
+    let unusable = if text.is_empty() {
+        Some("the reflector answered with nothing".to_string())
+    } else if tokens > input_tokens {
+        Some(format!(
+            "the consolidation ({tokens} tokens) was longer than its input ({input_tokens})"
+        ))
+    } else {
+        None
+    };
+    let mut state = job.store.distill_state(&job.session_id)?;
+    if let Some(why) = unusable {
+        if job.give_up {
+            // Tried enough: wait for more logs before consolidating again.
+            state.consolidate_after_n = state.next_n + RETRY_AFTER_LOGS;
+            job.store
+                .commit_distillations(&job.session_id, &state, &[])?;
+            return Ok(None);
+        }
+        return Err(Stop::Failed(ActorError::WorkerReplyRejected(format!(
+            "{why}; it was dropped and the logs stay as they are"
         ))));
     }
-    let mut state = job.store.distill_state(&job.session_id)?;
     let mut folded: Vec<u64> = consumed.iter().map(|d| d.n).collect();
     let mut source_tokens: u64 = consumed.iter().map(|d| d.tokens).sum();
     if let Some(previous) = previous {

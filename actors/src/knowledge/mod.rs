@@ -23,9 +23,10 @@ mod tests_import;
 #[cfg(test)]
 mod tests_lore_md;
 
-use lore_storage::Store;
 use lore_storage::memory::{Category, KnowledgeEntry};
+use lore_storage::{IndexDoc, Store};
 
+use crate::documents::knowledge_doc;
 use crate::error::ActorError;
 
 pub use dedup::find_duplicate;
@@ -168,4 +169,20 @@ pub(crate) fn not_found(id: &str) -> ActorError {
     ActorError::NotFound(format!(
         "no knowledge entry has the id `{id}` (or it was forgotten); list the ids with `lore knowledge list` or GET /api/v1/knowledge"
     ))
+}
+
+/// The documents to index and the ids to remove after these changes.
+pub fn index_work(changes: &[Change]) -> (Vec<IndexDoc>, Vec<String>) {
+    let mut docs = Vec::new();
+    let mut removed = Vec::new();
+    for change in changes {
+        match change {
+            Change::Created(entry) | Change::Updated { after: entry, .. } => {
+                docs.push(knowledge_doc(entry));
+            }
+            Change::Deleted(entry) => removed.push(entry.doc_id()),
+            Change::Unchanged(_) => {}
+        }
+    }
+    (docs, removed)
 }

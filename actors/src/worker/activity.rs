@@ -16,6 +16,10 @@ use sha2::{Digest, Sha256};
 
 use super::WorkerRoute;
 
+/// After a reply that stopped for a tool call, a session counts as idle only once it has been
+/// quiet for this many idle timeouts.
+const TOOL_WAIT_FACTOR: u32 = 10;
+
 /// What the board knows about one session.
 #[derive(Debug, Clone)]
 struct SessionActivity {
@@ -132,8 +136,15 @@ impl ActivityBoard {
     /// different credential resumes the session's background work.
     pub fn refuse(&self, session_id: &str, route: &WorkerRoute) {
         if let Some(activity) = self.lock().get_mut(session_id) {
-            activity.refused = Some(fingerprint(route));
-            if activity.route.as_deref() == Some(route) {
+            let refused = fingerprint(route);
+            activity.refused = Some(refused);
+            // The route may have been replaced meanwhile by one with another model but the
+            // same credential: that one is refused too.
+            if activity
+                .route
+                .as_deref()
+                .is_some_and(|current| fingerprint(current) == refused)
+            {
                 activity.route = None;
             }
         }
@@ -149,7 +160,8 @@ impl ActivityBoard {
     }
 
     /// Sessions with a usable route and no request in flight, each saying whether it is idle
-    /// (quiet for `idle_after`, last reply not stopped for a tool).
+    /// (quiet for `idle_after` and last reply not stopped for a tool, or quiet for ten times
+    /// that).
     pub fn quiet_sessions(&self, idle_after: Duration) -> Vec<IdleSession> {
         if self.unresolved.load(Ordering::SeqCst) > 0 {
             return Vec::new();
@@ -163,8 +175,13 @@ impl ActivityBoard {
                     session_id: id.clone(),
                     route: activity.route.clone()?,
                     turns: activity.turns,
-                    idle: !activity.last_stop_tool
-                        && now.duration_since(activity.last_active) >= idle_after,
+                    idle: {
+                        let quiet = now.duration_since(activity.last_active);
+                        // A tool result that never came (the harness was closed) does not keep
+                        // a session busy forever.
+                        (!activity.last_stop_tool && quiet >= idle_after)
+                            || quiet >= idle_after.saturating_mul(TOOL_WAIT_FACTOR)
+                    },
                 })
             })
             .collect()
@@ -260,14 +277,23 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_stop_is_not_idle() {
+    fn a_tool_stop_is_not_idle_until_ten_timeouts_pass() {
+        let idle_after = Duration::from_millis(20);
         let board = ActivityBoard::new();
         drop(board.started("s", Some(route("k1"))));
         board.reply_stopped("s", true);
-        assert!(!board.quiet_sessions(Duration::ZERO)[0].idle);
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(!board.quiet_sessions(idle_after)[0].idle);
+        std::thread::sleep(Duration::from_millis(180));
+        assert!(
+            board.quiet_sessions(idle_after)[0].idle,
+            "the tool result never came"
+        );
         drop(board.started("s", None));
         board.reply_stopped("s", false);
-        assert!(board.quiet_sessions(Duration::ZERO)[0].idle);
+        assert!(!board.quiet_sessions(idle_after)[0].idle);
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(board.quiet_sessions(idle_after)[0].idle);
     }
 
     #[test]

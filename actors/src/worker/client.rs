@@ -117,6 +117,17 @@ impl WorkerClient {
         route: &WorkerRoute,
         call: &WorkerCall,
     ) -> Result<WorkerReply, ActorError> {
+        self.call_when(route, call, &|| true).await
+    }
+
+    /// [`WorkerClient::call`], asking `may_start` before every attempt (the first and each
+    /// retry); when it says no, the call stops with [`ActorError::WorkerYielded`].
+    pub async fn call_when(
+        &self,
+        route: &WorkerRoute,
+        call: &WorkerCall,
+        may_start: &dyn Fn() -> bool,
+    ) -> Result<WorkerReply, ActorError> {
         let body = match serde_json::to_vec(&wire::request_body(route, call)) {
             Ok(body) => Bytes::from(body),
             Err(err) => {
@@ -134,6 +145,9 @@ impl WorkerClient {
         let max_attempts = self.settings.max_attempts.max(1);
         let mut attempt = 1;
         loop {
+            if !may_start() {
+                return Err(ActorError::WorkerYielded);
+            }
             let outcome = match actix::clock::timeout(
                 self.settings.attempt_timeout,
                 self.attempt(route, &user_agent, body.clone()),
@@ -252,6 +266,9 @@ impl WorkerClient {
     }
 }
 
+/// Longest `retry-after` read from a reply (the settings' `max_delay` caps it further).
+const RETRY_AFTER_CAP_SECS: f64 = 3_600.0;
+
 fn is_retryable_status(status: u16) -> bool {
     matches!(status, 429 | 500 | 502 | 503 | 504 | 529)
 }
@@ -269,7 +286,8 @@ fn retry_after(headers: &awc::http::header::HeaderMap) -> Option<Duration> {
         .parse::<f64>()
         .ok()
         .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map(Duration::from_secs_f64)
+        // Capped before converting: a huge value must not overflow a `Duration`.
+        .map(|secs| Duration::from_secs_f64(secs.min(RETRY_AFTER_CAP_SECS)))
 }
 
 /// The provider's error message: JSON `error.message` (or a string `error`, or `message`),
@@ -305,6 +323,16 @@ pub fn provider_message(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_retry_after_is_capped_not_a_panic() {
+        let mut headers = awc::http::header::HeaderMap::new();
+        headers.insert(
+            awc::http::header::HeaderName::from_static("retry-after"),
+            awc::http::header::HeaderValue::from_static("1e20"),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3_600)));
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap() {

@@ -80,14 +80,6 @@ impl WorkerRoute {
             .map_or(self.url.len(), |i| after_scheme + i);
         &self.url[..end]
     }
-
-    /// True when the route has a credential header at all.
-    pub fn has_credential(&self) -> bool {
-        self.headers.iter().any(|(name, value)| {
-            (name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("x-api-key"))
-                && !value.trim().is_empty()
-        })
-    }
 }
 
 impl fmt::Debug for WorkerRoute {

@@ -28,6 +28,9 @@ fn is_openrouter(url: &str) -> bool {
     host == "openrouter.ai" || host.ends_with(".openrouter.ai")
 }
 
+/// Extra output tokens given to reasoning models, whose reasoning counts against the limit.
+const REASONING_HEADROOM: u32 = 2_048;
+
 /// True for OpenAI reasoning models, which reject `temperature`.
 fn rejects_temperature(model: &str) -> bool {
     let name = model
@@ -67,8 +70,12 @@ pub fn request_body(route: &WorkerRoute, call: &WorkerCall) -> Value {
             } else {
                 "max_tokens"
             };
-            body.insert(limit.into(), json!(call.max_tokens));
-            if !rejects_temperature(&route.model) {
+            if rejects_temperature(&route.model) {
+                // Reasoning tokens count against the limit: think little, keep room to answer.
+                body.insert(limit.into(), json!(call.max_tokens + REASONING_HEADROOM));
+                body.insert("reasoning_effort".into(), json!("low"));
+            } else {
+                body.insert(limit.into(), json!(call.max_tokens));
                 body.insert("temperature".into(), json!(0));
             }
         }
@@ -78,9 +85,15 @@ pub fn request_body(route: &WorkerRoute, call: &WorkerCall) -> Value {
                 "input".into(),
                 json!([{"role": "user", "content": call.user}]),
             );
-            body.insert("max_output_tokens".into(), json!(call.max_tokens));
             body.insert("store".into(), json!(false));
-            if !rejects_temperature(&route.model) {
+            if rejects_temperature(&route.model) {
+                body.insert(
+                    "max_output_tokens".into(),
+                    json!(call.max_tokens + REASONING_HEADROOM),
+                );
+                body.insert("reasoning".into(), json!({"effort": "low"}));
+            } else {
+                body.insert("max_output_tokens".into(), json!(call.max_tokens));
                 body.insert("temperature".into(), json!(0));
             }
         }

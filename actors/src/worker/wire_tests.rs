@@ -119,8 +119,9 @@ fn responses_body() {
             "model": "gpt-5-mini",
             "instructions": "be brief",
             "input": [{"role": "user", "content": "hello"}],
-            "max_output_tokens": 512,
+            "max_output_tokens": 512 + 2_048,
             "store": false,
+            "reasoning": {"effort": "low"},
         })
     );
 }

@@ -15,7 +15,8 @@ use crate::client;
 use crate::commands::live_port;
 use crate::commands::recall::encode;
 use crate::knowledge::json::{detail_json, entry_json, summary_json};
-use crate::knowledge::{index_work, parse_category};
+use crate::knowledge::parse_category;
+use lore_actors::knowledge::index_work;
 
 /// Who writes through the CLI.
 const USER: &str = "user";

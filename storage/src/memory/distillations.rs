@@ -153,7 +153,7 @@ mod tests {
                 next_seq: 6,
                 next_n: 2,
                 curated_through_n: 1,
-                rejected: 0,
+                ..Default::default()
             };
             store
                 .commit_distillations("s", &state, &[archived])

@@ -57,6 +57,9 @@ pub struct DistillState {
     /// Messages whose observer output was rejected (expanding instead of compressing).
     #[serde(default)]
     pub rejected: u64,
+    /// No consolidation before this many distillations exist (set when one was given up).
+    #[serde(default)]
+    pub consolidate_after_n: u64,
 }
 
 /// The five kinds of long-term knowledge.
