@@ -81,6 +81,11 @@ pub struct Bucket {
     pub input: u64,
     /// cl100k tokens of the replies.
     pub output: u64,
+    /// The output ceiling the calls asked for (Σ `max_tokens`).
+    pub ceiling: u64,
+    /// The replies cut at each call's `max_tokens` (Σ min(reply, max_tokens)): what a model
+    /// writing the fake's text could send back.
+    pub capped: u64,
     /// As the gateway recorded them (`worker_usage`): calls, input, output tokens, cost.
     pub recorded: (u64, u64, u64, f64),
 }
@@ -95,6 +100,8 @@ pub struct Workers {
     /// Every message block the observer was given (`<messages>` of the distillation calls),
     /// to tell a fact the observer dropped from one that never reached it.
     pub observer_input: String,
+    /// cl100k tokens of those message blocks, and Σ `max_tokens` of their calls.
+    pub observer_tokens: (u64, u64),
 }
 
 /// The worker calls per bucket, the models they asked for, and what the observer read.
@@ -108,10 +115,14 @@ pub fn workers(
     for call in upstream.worker_calls() {
         let system = call.body["system"].as_str().unwrap_or("");
         let user = call.body["messages"][0]["content"].as_str().unwrap_or("");
+        let max_tokens = call.body["max_tokens"].as_u64().unwrap_or(0);
         if let Some(start) = user.find("<messages>") {
             out.observer_input.push_str(&user[start..]);
+            out.observer_tokens.0 += tokens.count(&user[start..]);
+            out.observer_tokens.1 += max_tokens;
         }
         let reply = default_worker_answer(&call.bucket, user);
+        let reply_tokens = tokens.count(&reply);
         if let Some(model) = call.body["model"].as_str()
             && !models.iter().any(|m| m == model)
         {
@@ -126,7 +137,9 @@ pub fn workers(
         };
         bucket.calls += 1;
         bucket.input += tokens.count(system) + tokens.count(user);
-        bucket.output += tokens.count(&reply);
+        bucket.output += reply_tokens;
+        bucket.ceiling += max_tokens;
+        bucket.capped += reply_tokens.min(max_tokens);
     }
     let actors = gateway.get("/api/v1/actors")?;
     for row in actors["worker_usage"]

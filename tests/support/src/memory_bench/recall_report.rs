@@ -129,12 +129,12 @@ pub fn render(out: &mut String, run: &Run) {
                 .filter(|a| a.ranks.get(v).is_some_and(|r| r.among_distilled.is_some()))
                 .count()
         };
+        let seen = of.iter().filter(|a| holds(observer, a.fact.key)).count();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} / {} |",
+            "| {} | {} | {seen} | {kept} | {} / {} |",
             place(p),
             of.len(),
-            kept,
             found(0),
             found(1)
         );

@@ -175,6 +175,12 @@ pub fn render(run: &Run, tokens: &Tokens) -> String {
         "| raw session / that prefix (cl100k) | {:.1}× |",
         ratio(s.raw_tokens, live_cl)
     );
+    let (read, allowed) = run.memory.workers.observer_tokens;
+    let _ = writeln!(
+        out,
+        "| observer calls: messages read (cl100k) / Σ max_tokens allowed, the least compression a model that respects max_tokens writes | {read} / {allowed} = {:.1}× |",
+        ratio(read, allowed)
+    );
 
     let _ = writeln!(
         out,
@@ -183,21 +189,25 @@ pub fn render(run: &Run, tokens: &Tokens) -> String {
     );
     let _ = writeln!(
         out,
-        "| bucket | calls | calls / 100 turns | input tokens / 100 turns (cl100k of system + user) | output tokens / 100 turns (cl100k of the replies) | recorded by the gateway: input / output per 100 turns | recorded cost, whole run |"
+        "| bucket | calls | calls / 100 turns | input tokens / 100 turns (cl100k of system + user) | output tokens / 100 turns (cl100k of the fake's replies) | output ceiling / 100 turns (Σ max_tokens) | recorded by the gateway: input / output per 100 turns | recorded cost, whole run |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-    let (mut input, mut output, mut calls) = (0u64, 0u64, 0u64);
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    let (mut input, mut output, mut calls, mut ceiling, mut capped) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
     for (name, b) in &run.memory.workers.buckets {
         input += b.input;
         output += b.output;
         calls += b.calls;
+        ceiling += b.ceiling;
+        capped += b.capped;
         let _ = writeln!(
             out,
-            "| {name} | {} | {:.1} | {:.0} | {:.0} | {:.0} / {:.0} | ${:.4} |",
+            "| {name} | {} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} / {:.0} | ${:.4} |",
             b.calls,
             per100(b.calls as f64),
             per100(b.input as f64),
             per100(b.output as f64),
+            per100(b.ceiling as f64),
             per100(b.recorded.1 as f64),
             per100(b.recorded.2 as f64),
             b.recorded.3
@@ -205,22 +215,27 @@ pub fn render(run: &Run, tokens: &Tokens) -> String {
     }
     let _ = writeln!(
         out,
-        "| **all** | {calls} | {:.1} | **{:.0}** | **{:.0}** | | |",
+        "| **all** | {calls} | {:.1} | **{:.0}** | **{:.0}** | {:.0} | | |",
         per100(calls as f64),
         per100(input as f64),
-        per100(output as f64)
+        per100(output as f64),
+        per100(ceiling as f64)
     );
     let _ = writeln!(
         out,
-        "\n| price (input / output, $ per M tokens) | cost per 100 turns | whole session ({} turns) |\n|---|---|---|",
+        "\n| price (input / output, $ per M tokens) | cost per 100 turns | whole session ({} turns) | per 100 turns, the fake's replies cut at max_tokens | per 100 turns, every call writing its max_tokens |\n|---|---|---|---|---|",
         s.turns
     );
     for (model, pin, pout) in PRICES {
         let cost = (input as f64 * pin + output as f64 * pout) / 1e6;
+        let cut = (input as f64 * pin + capped as f64 * pout) / 1e6;
+        let most = (input as f64 * pin + ceiling as f64 * pout) / 1e6;
         let _ = writeln!(
             out,
-            "| {model} (${pin} / ${pout}) | **${:.4}** | ${cost:.4} |",
-            per100(cost)
+            "| {model} (${pin} / ${pout}) | **${:.4}** | ${cost:.4} | ${:.4} | ${:.4} |",
+            per100(cost),
+            per100(cut),
+            per100(most)
         );
     }
     let d = &run.memory.actors["distiller"];
