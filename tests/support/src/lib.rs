@@ -45,6 +45,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// The fake's default (unscripted) answer to a worker call of `bucket` (`distillation`,
+/// `curation`, `query_expansion`) whose user message is `user`: what it sends back, so a
+/// benchmark can count the output tokens of the worker calls it recorded.
+pub fn default_worker_answer(bucket: &str, user: &str) -> String {
+    worker_answers::answer(bucket, user)
+}
+
 /// A running fake upstream; dropping it stops the server.
 pub struct FakeUpstream {
     shared: actix_web::web::Data<Shared>,
