@@ -69,10 +69,10 @@ pub async fn session_messages(
     })
     .await;
     match lookup {
-        Ok(Ok(Some((record, messages)))) => HttpResponse::Ok().json(session_detail(&record, &messages)),
-        Ok(Ok(None)) => HttpResponse::NotFound().json(json!({
-            "error": {"type": "not_found", "message": "no session with this id; list sessions with GET /api/v1/sessions or `lore sessions`"}
-        })),
+        Ok(Ok(Some((record, messages)))) => {
+            HttpResponse::Ok().json(session_detail(&record, &messages))
+        }
+        Ok(Ok(None)) => session_not_found(),
         Ok(Err(err)) => storage_error(&err.to_string()),
         Err(err) => storage_error(&err.to_string()),
     }
@@ -167,7 +167,15 @@ pub async fn vectorizer_counters(state: &AppState) -> Value {
     counters
 }
 
-fn storage_error(message: &str) -> HttpResponse {
+/// The 404 of a session id that is not stored.
+pub(crate) fn session_not_found() -> HttpResponse {
+    HttpResponse::NotFound().json(json!({
+        "error": {"type": "not_found", "message": "no session with this id; list sessions with GET /api/v1/sessions or `lore sessions`"}
+    }))
+}
+
+/// The 500 of a storage failure.
+pub(crate) fn storage_error(message: &str) -> HttpResponse {
     HttpResponse::InternalServerError()
         .json(json!({"error": {"type": "storage_error", "message": message}}))
 }

@@ -109,7 +109,9 @@ pub fn data_dir(flag: Option<&Path>, env: &HashMap<String, String>) -> PathBuf {
     home.join(".local/share/lore")
 }
 
-fn number<T: std::str::FromStr>(
+/// A number from the environment, or `default` when unset or empty; a malformed value is an
+/// error that names the variable.
+pub(crate) fn number<T: std::str::FromStr>(
     env: &HashMap<String, String>,
     name: &str,
     default: T,

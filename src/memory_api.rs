@@ -6,6 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use lore_storage::memory::{DistillState, Distillation};
 use serde_json::json;
 
+use crate::api::{session_not_found, storage_error};
 use crate::gateway::access::refuse_management;
 use crate::server::AppState;
 
@@ -56,12 +57,8 @@ pub async fn session_memory(
             "rejected_messages": state.rejected,
             "distillations": rows.iter().map(distillation_json).collect::<Vec<_>>(),
         })),
-        Ok(Ok(None)) => HttpResponse::NotFound().json(json!({
-            "error": {"type": "not_found", "message": "no session with this id; list sessions with GET /api/v1/sessions or `lore sessions`"}
-        })),
-        Ok(Err(err)) => HttpResponse::InternalServerError()
-            .json(json!({"error": {"type": "storage_error", "message": err.to_string()}})),
-        Err(err) => HttpResponse::InternalServerError()
-            .json(json!({"error": {"type": "storage_error", "message": err.to_string()}})),
+        Ok(Ok(None)) => session_not_found(),
+        Ok(Err(err)) => storage_error(&err.to_string()),
+        Err(err) => storage_error(&err.to_string()),
     }
 }

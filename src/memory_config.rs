@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use lore_actors::distiller::MemorySettings;
+
+use crate::config::number;
 use lore_actors::worker::pricing::Price;
 use lore_actors::worker::{WorkerProtocol, WorkerSettings};
 
@@ -56,15 +58,6 @@ fn seconds(env: &HashMap<String, String>, name: &str, default: f64) -> Result<Du
                 "{name}=`{raw}` is not a number of seconds up to a year (e.g. 60 or 0.5)"
             )),
         },
-    }
-}
-
-fn count(env: &HashMap<String, String>, name: &str, default: u64) -> Result<u64, String> {
-    match env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) {
-        None => Ok(default),
-        Some(raw) => raw
-            .parse()
-            .map_err(|_| format!("{name}=`{raw}` is not a whole number")),
     }
 }
 
@@ -141,13 +134,13 @@ impl MemoryConfig {
             Some(raw) => Some(Price::parse(&raw)?),
         };
         let worker = WorkerSettings {
-            max_attempts: (count(
+            max_attempts: (number(
                 env,
                 "LORE_WORKER_MAX_ATTEMPTS",
                 u64::from(base.max_attempts),
             )?
             .clamp(1, 10)) as u32,
-            base_delay: Duration::from_millis(count(
+            base_delay: Duration::from_millis(number(
                 env,
                 "LORE_WORKER_RETRY_BASE_MS",
                 base.base_delay.as_millis() as u64,
@@ -159,8 +152,12 @@ impl MemoryConfig {
             idle_after,
             worker,
             tick,
-            curate_after_turns: count(env, "LORE_CURATE_AFTER_TURNS", defaults.curate_after_turns)?
-                .max(1),
+            curate_after_turns: number(
+                env,
+                "LORE_CURATE_AFTER_TURNS",
+                defaults.curate_after_turns,
+            )?
+            .max(1),
             retry_after: seconds(env, "LORE_MEMORY_RETRY_AFTER", 60.0)?,
             ..defaults
         };

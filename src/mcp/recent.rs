@@ -2,19 +2,13 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// A UTC date `YYYY-MM-DD` (days-from-civil inverse, proleptic Gregorian).
+/// A UTC date `YYYY-MM-DD`.
 pub fn utc_date(now: SystemTime) -> String {
-    let days = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64 / 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    let ms = now
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64;
+    lore_storage::memory::day_of(ms)
 }
 
 /// Keeps the newest lines of `lines` whose joined length stays within `max` characters.

@@ -130,6 +130,11 @@ mod tests {
         assert_eq!(history.len(), 1);
         assert_eq!(history[0].content, "use pytest");
         assert_eq!(store.all_knowledge().unwrap().len(), 1);
-        assert!(new_memory_id() < new_memory_id() || new_memory_id().len() == 36);
+        let (first, second) = (new_memory_id(), new_memory_id());
+        assert_eq!(first.len(), 36);
+        assert!(
+            first < second,
+            "ids are time-ordered: {first} then {second}"
+        );
     }
 }

@@ -23,6 +23,7 @@ pub mod cache_oracle;
 mod directives;
 pub mod http_client;
 mod inflight;
+pub mod lore_process;
 mod openai;
 mod recording;
 mod responses;

@@ -2,25 +2,18 @@
 //! data directory, in front of the in-process fake upstream, with the memory settings of the
 //! run; JSON helpers for its management API; stopped with `lore stop` (killed if it does not go).
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use lore_test_support::http_client::{self, Response};
+use lore_test_support::lore_process::LoreProcess;
+pub use lore_test_support::lore_process::encode;
 use serde_json::Value;
 
 /// A running gateway; killed on drop if [`Gateway::stop`] was not called.
 pub struct Gateway {
-    child: Child,
-    lore: PathBuf,
-    data_dir: PathBuf,
-    port: u16,
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    process: LoreProcess,
 }
 
 impl Gateway {
@@ -33,30 +26,17 @@ impl Gateway {
         upstream: &str,
         env: &[(&str, &str)],
     ) -> anyhow::Result<Gateway> {
-        let port = free_port()?;
-        let log = std::fs::File::create(data_dir.join("bench-gateway.log"))?;
-        let child = Command::new(lore)
-            .args(["start", "--port", &port.to_string(), "--data-dir"])
-            .arg(data_dir)
-            .env_remove("LORE_DATA_DIR")
-            .env("LORE_UPSTREAM_ANTHROPIC", upstream)
-            .env("LORE_UPSTREAM_OPENAI", upstream)
-            .env("LORE_LOG", "warn")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("start {}", lore.display()))?;
+        let mut all = vec![
+            ("LORE_UPSTREAM_ANTHROPIC", upstream),
+            ("LORE_UPSTREAM_OPENAI", upstream),
+        ];
+        all.extend_from_slice(env);
         let mut gateway = Gateway {
-            child,
-            lore: lore.to_path_buf(),
-            data_dir: data_dir.to_path_buf(),
-            port,
+            process: LoreProcess::spawn(lore, data_dir, "bench-gateway.log", &all)?,
         };
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
-            if let Some(status) = gateway.child.try_wait()? {
+            if let Some(status) = gateway.process.exited()? {
                 bail!("lore start exited ({status}): {}", gateway.log_tail());
             }
             if let Ok(health) = gateway.get("/health") {
@@ -77,15 +57,12 @@ impl Gateway {
 
     /// `http://127.0.0.1:PORT`.
     pub fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.process.base()
     }
 
     /// The last lines of the gateway's log.
     pub fn log_tail(&self) -> String {
-        let log =
-            std::fs::read_to_string(self.data_dir.join("bench-gateway.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(10)..].join("\n")
+        self.process.log_tail()
     }
 
     /// `GET path` as JSON; an error unless the status is 200.
@@ -148,46 +125,7 @@ impl Gateway {
     }
 
     /// `lore stop --data-dir DIR`, then waits up to 15 s before killing.
-    pub fn stop(mut self) -> anyhow::Result<()> {
-        let _ = Command::new(&self.lore)
-            .arg("stop")
-            .arg("--data-dir")
-            .arg(&self.data_dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            if self.child.try_wait()?.is_some() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        eprintln!("lore stop did not stop pid {}; killing it", self.child.id());
-        self.child.kill()?;
-        self.child.wait()?;
-        Ok(())
+    pub fn stop(self) -> anyhow::Result<()> {
+        self.process.stop()
     }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Percent-encodes a query-string value.
-pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 3);
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
