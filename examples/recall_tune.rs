@@ -31,6 +31,7 @@ fn main() -> anyhow::Result<()> {
     let corpus = Corpus {
         index: &index,
         vectors: Some(&vectors),
+        store: Some(&store),
     };
     let mut query_vectors = Vec::with_capacity(set.questions.len());
     for question in &set.questions {

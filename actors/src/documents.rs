@@ -83,3 +83,49 @@ pub fn memory_docs(store: &Store) -> Result<Vec<IndexDoc>, lore_storage::Storage
     docs.extend(store.all_entities()?.iter().map(entity_doc));
     Ok(docs)
 }
+
+/// The document `id` (`t:<session>:<seq>`, `d:<session>:<n>`, `k:<id>`, `e:<id>`) rebuilt from
+/// storage, the source of truth: recall uses it for a hit whose document the index has not
+/// committed yet (vectors are written as soon as a document is embedded, which may be before the
+/// index's next commit). `None` for an unknown id or a forgotten knowledge entry.
+pub fn stored_document(
+    store: &Store,
+    id: &str,
+) -> Result<Option<IndexDoc>, lore_storage::StorageError> {
+    let Some((prefix, rest)) = id.split_once(':') else {
+        return Ok(None);
+    };
+    let session_and_number = || {
+        rest.rsplit_once(':')
+            .and_then(|(session, n)| Some((session, n.parse::<u64>().ok()?)))
+    };
+    match prefix {
+        "t" => {
+            let Some((session, seq)) = session_and_number() else {
+                return Ok(None);
+            };
+            let Some(stored) = store.load_message(session, seq)? else {
+                return Ok(None);
+            };
+            let project = store
+                .load_session(session)?
+                .and_then(|record| record.project)
+                .unwrap_or_default();
+            Ok(Some(crate::indexer::message_doc(&stored, &project)))
+        }
+        "d" => {
+            let Some((session, n)) = session_and_number() else {
+                return Ok(None);
+            };
+            Ok(store
+                .distillation(session, n)?
+                .map(|found| distillation_doc(&found)))
+        }
+        "k" => Ok(store
+            .knowledge_entry(rest)?
+            .filter(|entry| !entry.deleted)
+            .map(|entry| knowledge_doc(&entry))),
+        "e" => Ok(store.entity(rest)?.map(|entity| entity_doc(&entity))),
+        _ => Ok(None),
+    }
+}

@@ -73,9 +73,11 @@ pub fn recall(args: &RecallArgs<'_>, data: &DataDirArg) -> anyhow::Result<ExitCo
     }
     let index =
         SearchIndex::open_read_only(&dir.join("index")).map_err(|err| anyhow::anyhow!("{err}"))?;
+    // Offline, BM25 alone: every hit comes from the index itself.
     let corpus = Corpus {
         index: &index,
         vectors: None,
+        store: None,
     };
     let outcome = search(&corpus, &request).map_err(anyhow::Error::msg)?;
     if args.json {

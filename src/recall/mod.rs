@@ -136,10 +136,12 @@ async fn search_blocking(
     request: RecallRequest,
 ) -> Result<lore_actors::recall::RecallOutcome, String> {
     let vectors = state.embeddings.vectors.clone();
+    let store = state.store.clone();
     web::block(move || {
         let corpus = Corpus {
             index: &index,
             vectors: Some(&vectors),
+            store: Some(&store),
         };
         search(&corpus, &request)
     })
@@ -159,10 +161,12 @@ pub async fn answer_tool(
     };
     if let Some(id) = arguments.id.clone().filter(|id| !id.trim().is_empty()) {
         let id = id.trim().to_string();
+        let store = state.store.clone();
         let found = web::block(move || {
             let corpus = Corpus {
                 index: &index,
                 vectors: None,
+                store: Some(&store),
             };
             lookup(&corpus, &id).map(|hit| (id, hit))
         })

@@ -102,6 +102,22 @@ pub struct SearchHit {
     pub created_at_ms: u64,
 }
 
+impl From<IndexDoc> for SearchHit {
+    /// The hit of a document read from storage rather than found by a search (scored 0).
+    fn from(doc: IndexDoc) -> Self {
+        Self {
+            id: doc.id,
+            score: 0.0,
+            kind: doc.kind.as_str().to_string(),
+            session: doc.session,
+            project: doc.project,
+            title: doc.title,
+            body: doc.body,
+            created_at_ms: doc.created_at_ms,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Fields {
     id: Field,
