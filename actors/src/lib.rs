@@ -3,6 +3,7 @@
 //! Table of contents:
 //! - [`cards`]: the card matching engine (pure): which lore cards fire, in which order, within a
 //!   token budget.
+//! - [`catalogue`]: the model catalogue (windows, output limits, prices) and its overrides.
 //! - [`registry`]: `SessionRegistry`, which maps a request to its conversation and owns the map
 //!   of live `SessionActor`s.
 //! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
@@ -23,9 +24,11 @@
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
 //! - [`model`]: data passed between the HTTP layer and the actors.
+//! - [`tokens`]: the token estimator (o200k_base), shared by every budget.
 //! - [`error`]: the crate's error type.
 
 pub mod cards;
+pub mod catalogue;
 pub mod curator;
 pub mod distiller;
 pub mod documents;
@@ -39,6 +42,7 @@ pub mod model;
 pub mod recall;
 pub mod registry;
 pub mod session;
+pub mod tokens;
 pub mod vectorizer;
 pub mod worker;
 

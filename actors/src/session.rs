@@ -227,7 +227,11 @@ impl SessionActor {
         let seq = self.record.next_seq;
         self.record.next_seq += 1;
         let position = self.record.path.len() as u32;
-        self.record.path.push(PathEntry { seq, identity });
+        self.record.path.push(PathEntry {
+            seq,
+            identity,
+            tokens: 0,
+        });
         StoredMessage {
             version: RECORD_VERSION,
             session_id: self.record.id.clone(),

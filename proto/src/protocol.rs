@@ -37,6 +37,51 @@ pub struct CanonicalRequest {
     pub tool_count: usize,
     /// Responses `previous_response_id` (then `messages` holds only the new input).
     pub previous_response_id: Option<String>,
+    /// For each of `messages`, the index of the element of the wire array (`messages`, or
+    /// Responses `input`) it was read from; empty when there is no array (a Responses `input`
+    /// string).
+    pub items: Vec<u32>,
+}
+
+impl CanonicalRequest {
+    /// Merges adjacent assistant messages, as the Responses API spreads one reply over several
+    /// input items (reasoning, message, function calls); returns, for each merged message, the
+    /// wire elements it covers. Other protocols keep one element per message.
+    pub fn merge_adjacent_assistant(&mut self) -> Vec<Vec<u32>> {
+        let messages = std::mem::take(&mut self.messages);
+        let items = std::mem::take(&mut self.items);
+        let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+        let mut spans: Vec<Vec<u32>> = Vec::with_capacity(messages.len());
+        for (n, message) in messages.into_iter().enumerate() {
+            let item = items.get(n).copied();
+            match merged.last_mut() {
+                Some(previous)
+                    if previous.role == crate::canonical::Role::Assistant
+                        && message.role == crate::canonical::Role::Assistant =>
+                {
+                    previous.parts.extend(message.parts);
+                    if let (Some(span), Some(item)) = (spans.last_mut(), item) {
+                        span.push(item);
+                    }
+                }
+                _ => {
+                    merged.push(message);
+                    spans.push(item.into_iter().collect());
+                }
+            }
+        }
+        self.messages = merged;
+        self.items = spans
+            .iter()
+            .filter_map(|span| span.first().copied())
+            .collect();
+        spans
+    }
+
+    /// The wire elements of each message, one each (no merging).
+    pub fn spans(&self) -> Vec<Vec<u32>> {
+        self.items.iter().map(|item| vec![*item]).collect()
+    }
 }
 
 /// Extracts a [`CanonicalRequest`] from a request body. Fails when the body is not a JSON object

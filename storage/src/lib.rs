@@ -6,12 +6,14 @@
 //!
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
+//! - [`context`] is the persisted state of a session's context manager.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
+pub mod context;
 pub mod error;
 pub mod index;
 pub mod memory;
@@ -21,6 +23,7 @@ pub mod store;
 pub mod vault;
 pub mod vectors;
 
+pub use context::ContextRecord;
 pub use error::{StorageError, StorageErrorKind};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
