@@ -14,6 +14,7 @@
 //! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
 //!   forget, with the same limits), the `.lore.md` format, its import and export.
 //! - [`documents`]: the search documents of distillations, knowledge entries and entities.
+//! - [`gradient`]: the context manager's pure engine (layers 0–4, budgets, pins, calibration).
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
 //!   a session's requests.
@@ -34,6 +35,7 @@ pub mod distiller;
 pub mod documents;
 pub mod embedder;
 pub mod error;
+pub mod gradient;
 pub mod history;
 pub mod indexer;
 pub mod injection;

@@ -104,6 +104,11 @@ pub struct ContextRecord {
     /// Input tokens (uncached + read + write) summed over the session's replies.
     #[serde(default)]
     pub total_input: u64,
+    /// What re-sending the prompt really cost per million tokens over recent turns (reads,
+    /// writes and uncached input together): when it is dearer than the table's cache-read price,
+    /// the layer-0 cap tightens (0 until measured).
+    #[serde(default)]
+    pub reread_price: f64,
     /// Set when the provider manages the context itself (a stored `previous_response_id`
     /// chain, Anthropic `context_management`): Lore stays at layer 0 and says why.
     #[serde(default)]
