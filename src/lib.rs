@@ -1,7 +1,8 @@
 //! The `lore` binary's library: start-up, the HTTP surface, the gateway and the CLI commands.
 //!
 //! - [`server`]: start-up and shutdown.
-//! - [`config`]: settings from flags and the environment.
+//! - [`config`]: settings from flags and the environment; [`context_config`] the context
+//!   manager's settings and the model catalogue.
 //! - [`http`]: the route table and error shapes.
 //! - [`gateway`]: the LLM proxy path.
 //! - [`api`]: the management API and `/health`.
@@ -17,6 +18,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+pub mod context_config;
 pub mod embeddings;
 pub mod gateway;
 pub mod http;

@@ -25,6 +25,7 @@
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
 //! - [`model`]: data passed between the HTTP layer and the actors.
+//! - [`turn`]: the outgoing body of a turn (card injection and the context plan, rendered).
 //! - [`tokens`]: the token estimator (o200k_base), shared by every budget.
 //! - [`error`]: the crate's error type.
 
@@ -45,6 +46,7 @@ pub mod recall;
 pub mod registry;
 pub mod session;
 pub mod tokens;
+pub mod turn;
 pub mod vectorizer;
 pub mod worker;
 
@@ -52,5 +54,6 @@ pub use error::ActorError;
 pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
 pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
 pub use session::{
-    CardInput, Observe as ObserveSession, PrepareTurn, SessionActor, TurnCompleted, TurnPlan,
+    CardInput, ContextOverflow, FollowUp, Observe as ObserveSession, Overflow, PrepareTurn,
+    SessionActor, TurnCompleted, TurnEnded, TurnPlan,
 };

@@ -55,3 +55,8 @@ impl<F: Fn(&str) -> usize> TokenCounter for F {
         self(text)
     }
 }
+
+/// Estimated tokens of a text (o200k_base).
+pub fn count(text: &str) -> u64 {
+    BpeTokenCounter.count(text) as u64
+}

@@ -103,6 +103,13 @@ pub struct RequestHead {
     pub stream: bool,
     /// Whether `tools` is a non-empty array (only then can the recall tool be added).
     pub has_tools: bool,
+    /// Bytes of the `tools` value (the tool definitions' share of the prompt).
+    pub tools_bytes: usize,
+    /// Bytes of the system prompt (`system` or `instructions`).
+    pub system_bytes: usize,
+    /// Whether the request asks the provider to manage its context (Anthropic
+    /// `context_management`).
+    pub context_management: bool,
 }
 
 /// Reads `model`, `stream` and whether there are `tools` from a request body, skipping
@@ -118,6 +125,12 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         stream: Option<serde_json::Value>,
         #[serde(borrow, default)]
         tools: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        system: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        instructions: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        context_management: Option<&'a serde_json::value::RawValue>,
     }
     // A derived struct would also accept a JSON array; a request must be an object.
     let first = body.iter().find(|byte| !byte.is_ascii_whitespace());
@@ -131,8 +144,14 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         let text = raw.get().trim_start();
         text.starts_with('[') && !text[1..].trim_start().starts_with(']')
     });
+    let size = |raw: Option<&serde_json::value::RawValue>| raw.map_or(0, |raw| raw.get().len());
     Ok(RequestHead {
         has_tools,
+        tools_bytes: size(head.tools),
+        system_bytes: size(head.system) + size(head.instructions),
+        context_management: head
+            .context_management
+            .is_some_and(|raw| raw.get().trim() != "null"),
         model: head
             .model
             .as_ref()
@@ -255,6 +274,9 @@ mod head_tests {
                 model: Some("claude-x".into()),
                 stream: true,
                 has_tools: false,
+                tools_bytes: 0,
+                system_bytes: 0,
+                context_management: false,
             }
         );
         let tools = |body: &[u8]| peek_head(body).unwrap().has_tools;
@@ -264,6 +286,16 @@ mod head_tests {
         assert!(!tools(br#"{"tools": [ ] }"#));
         assert!(!tools(br#"{"tools":null}"#));
         assert!(!tools(br#"{"messages":[{"tools":[1]}]}"#));
+        let sized =
+            peek_head(br#"{"system":"abcd","tools":[1,2],"context_management":{"edits":[]}}"#)
+                .unwrap();
+        assert_eq!((sized.system_bytes, sized.tools_bytes), (6, 5));
+        assert!(sized.context_management);
+        assert!(
+            !peek_head(br#"{"context_management":null}"#)
+                .unwrap()
+                .context_management
+        );
         assert_eq!(
             peek_head(br#"{"model":null}"#).unwrap(),
             RequestHead::default()

@@ -183,7 +183,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    fn passthrough(reason: impl Into<String>, total: u64, l0_cap: u64, ttl_1h: bool) -> Self {
+    fn passthrough(
+        reason: impl Into<String>,
+        messages: u64,
+        total: u64,
+        l0_cap: u64,
+        ttl_1h: bool,
+    ) -> Self {
         Self {
             layer: 0,
             reason: reason.into(),
@@ -192,7 +198,7 @@ impl Plan {
             strip: Vec::new(),
             duplicates: Vec::new(),
             ttl_1h,
-            message_tokens: total,
+            message_tokens: messages,
             total_tokens: total,
             l0_cap,
             uncovered_tokens: 0,
@@ -227,6 +233,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
     let decided = if !input.settings.enabled {
         Some(Plan::passthrough(
             "context management is off",
+            all,
             l0_total,
             budgets.l0_cap,
             ttl_1h,
@@ -234,6 +241,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
     } else if let Some(why) = input.provider_managed {
         Some(Plan::passthrough(
             format!("the provider manages this context ({why})"),
+            all,
             l0_total,
             budgets.l0_cap,
             ttl_1h,
@@ -241,6 +249,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
     } else if units.is_empty() {
         Some(Plan::passthrough(
             "no messages",
+            all,
             l0_total,
             budgets.l0_cap,
             ttl_1h,
@@ -255,6 +264,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
             state,
             &budgets,
             Facts {
+                all,
                 l0_total,
                 shrank,
                 cold,
@@ -270,6 +280,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
 /// What the turn looks like before a layer is chosen.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Facts {
+    all: u64,
     l0_total: u64,
     shrank: bool,
     cold: bool,
@@ -339,6 +350,7 @@ fn choose(input: &PlanInput<'_>, state: &ContextRecord, budgets: &Budgets, facts
                     facts.l0_total,
                     budgets.layer0_ceiling()
                 ),
+                facts.all,
                 facts.l0_total,
                 budgets.l0_cap,
                 facts.ttl_1h,
@@ -354,6 +366,7 @@ fn choose(input: &PlanInput<'_>, state: &ContextRecord, budgets: &Budgets, facts
                     budgets.layer0_ceiling(),
                     tier_note(facts.l0_total)
                 ),
+                facts.all,
                 facts.l0_total,
                 budgets.l0_cap,
                 facts.ttl_1h,

@@ -30,7 +30,14 @@ struct SessionActivity {
     /// Fingerprint of a route the provider refused; that route is not used again.
     refused: Option<[u8; 16]>,
     turns: u64,
+    /// The context manager wants the session distilled ahead of need.
+    distil_ahead: bool,
+    /// How long the session's prompt cache lives (consolidations wait until it went cold).
+    cache_ttl: Duration,
 }
+
+/// How long a prompt cache lives unless the session says otherwise.
+const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
 
 /// A session ready for background work.
 #[derive(Debug, Clone)]
@@ -44,6 +51,11 @@ pub struct IdleSession {
     /// True when the session has been quiet for the idle timeout and its last reply did not
     /// stop for a tool call.
     pub idle: bool,
+    /// The context manager asked for distillation ahead of need.
+    pub distil_ahead: bool,
+    /// True once the session's prompt cache has expired: rewriting its prefix (a
+    /// consolidation) costs nothing more.
+    pub cache_cold: bool,
 }
 
 /// Shared by the HTTP handlers (writers) and the memory workers (readers).
@@ -106,6 +118,8 @@ impl ActivityBoard {
                 route: None,
                 refused: None,
                 turns: 0,
+                distil_ahead: false,
+                cache_ttl: DEFAULT_CACHE_TTL,
             });
         activity.in_flight += 1;
         activity.last_active = Instant::now();
@@ -129,6 +143,15 @@ impl ActivityBoard {
             activity.last_stop_tool = tool_call;
             activity.last_active = Instant::now();
             activity.turns += 1;
+        }
+    }
+
+    /// What the session's context manager says: whether it wants distillation ahead of need,
+    /// and how long its prompt cache lives.
+    pub fn context_report(&self, session_id: &str, distil_ahead: bool, cache_ttl: Duration) {
+        if let Some(activity) = self.lock().get_mut(session_id) {
+            activity.distil_ahead = distil_ahead;
+            activity.cache_ttl = cache_ttl;
         }
     }
 
@@ -182,6 +205,8 @@ impl ActivityBoard {
                         (!activity.last_stop_tool && quiet >= idle_after)
                             || quiet >= idle_after.saturating_mul(TOOL_WAIT_FACTOR)
                     },
+                    distil_ahead: activity.distil_ahead,
+                    cache_cold: now.duration_since(activity.last_active) >= activity.cache_ttl,
                 })
             })
             .collect()
