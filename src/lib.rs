@@ -5,7 +5,8 @@
 //!   manager's settings and the model catalogue.
 //! - [`http`]: the route table and error shapes.
 //! - [`gateway`]: the LLM proxy path.
-//! - [`api`]: the management API and `/health`.
+//! - [`api`]: the management API and `/health`; [`session_api`] one session and its context
+//!   manager's state.
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
@@ -29,3 +30,4 @@ pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
 pub mod server;
+pub mod session_api;

@@ -7,6 +7,7 @@ mod hook;
 mod inspect;
 mod knowledge;
 mod mcp;
+mod models;
 mod recall;
 mod run;
 mod start;
@@ -37,6 +38,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             data,
         } => inspect::log(&session, json, &data),
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
+        Command::Models { json } => models::models(json),
         Command::Doctor { data } => doctor::doctor(&data),
         Command::Recall {
             query,

@@ -23,7 +23,7 @@ use tracing::{debug, info, warn};
 
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
-use crate::gateway::overflow::{MAX_ERROR_BYTES, too_long_ratio, with_note};
+use crate::gateway::overflow::{MAX_ERROR_BYTES, too_long, with_note};
 use crate::gateway::recall::{self, RecallRun};
 use crate::gateway::relay::{HeldWhileStreaming, Relay};
 use crate::gateway::turn::{self, RequestFacts, Turn, TurnRequest};
@@ -230,14 +230,16 @@ async fn handle_llm(
                 );
             }
         };
-        let Some(ratio) = too_long_ratio(&error) else {
+        let Some(overflowed) = too_long(&error) else {
             return buffered(&response, status, error);
         };
+        let ratio = overflowed.ratio;
         let overflow = turn
             .session()
             .send(ContextOverflow {
                 turn: turn.completion.turn,
                 ratio,
+                limit: overflowed.limit,
             })
             .await
             .unwrap_or_default();

@@ -8,6 +8,26 @@ use serde_json::Value;
 /// Largest error body read to look for a context overflow.
 pub const MAX_ERROR_BYTES: usize = 256 * 1024;
 
+/// A context-overflow error: how far over the limit the prompt was (1.3 when the provider did
+/// not say), and the limit when it did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TooLong {
+    /// Tokens sent / tokens allowed.
+    pub ratio: f64,
+    /// Tokens allowed.
+    pub limit: Option<u64>,
+}
+
+/// The overflow `body` reports, when it is a context-overflow error.
+pub fn too_long(body: &[u8]) -> Option<TooLong> {
+    let ratio = too_long_ratio(body)?;
+    let text = std::str::from_utf8(body).ok()?.to_ascii_lowercase();
+    Some(TooLong {
+        ratio,
+        limit: counts(&text).map(|(_, limit)| limit as u64),
+    })
+}
+
 /// The ratio of the prompt's tokens to the limit when `body` is a context-overflow error
 /// (1.3 when it does not say); `None` for any other error.
 pub fn too_long_ratio(body: &[u8]) -> Option<f64> {
@@ -81,6 +101,9 @@ mod tests {
             None
         );
         assert_eq!(too_long_ratio(b"\xff"), None);
+        assert_eq!(too_long(anthropic).unwrap().limit, Some(200_000));
+        assert_eq!(too_long(openai).unwrap().limit, Some(128_000));
+        assert_eq!(too_long(responses).unwrap().limit, None);
     }
 
     #[test]

@@ -11,8 +11,8 @@ pub struct ContextRecord {
     /// Layer of the latest planned turn (0–4).
     #[serde(default)]
     pub last_layer: u8,
-    /// Floor raised by a "prompt is too long" answer (0: none); kept until a turn at or above
-    /// it succeeds.
+    /// Floor raised by a "prompt is too long" answer (0: none); kept until the client's history
+    /// shrinks (it compacted or rewrote the conversation).
     #[serde(default)]
     pub force_min_layer: u8,
     /// True once the session was planned at layer 1 or more: it does not go back to 0 unless
@@ -109,6 +109,10 @@ pub struct ContextRecord {
     /// the layer-0 cap tightens (0 until measured).
     #[serde(default)]
     pub reread_price: f64,
+    /// The window the provider itself stated in a "prompt is too long" answer (0: none): the
+    /// model's window is taken as no larger from then on.
+    #[serde(default)]
+    pub learned_window: u64,
     /// Set when the provider manages the context itself (a stored `previous_response_id`
     /// chain, Anthropic `context_management`): Lore stays at layer 0 and says why.
     #[serde(default)]

@@ -54,7 +54,11 @@ impl Budgets {
     /// The budgets of this turn.
     pub fn new(input: &PlanInput<'_>, state: &ContextRecord) -> Self {
         let model = input.model;
-        let window = model.window(input.long_context);
+        let mut window = model.window(input.long_context);
+        if state.learned_window > 0 {
+            // The provider said how large the window really is.
+            window = window.min(state.learned_window);
+        }
         let max_input = window.saturating_sub(model.output.min(OUTPUT_RESERVE_CAP));
         let overhead = if state.calibrated {
             state.overhead.max(0.0).round() as u64

@@ -2,8 +2,7 @@
 //! estimate of the messages (an exponential moving average of `input + cache read + cache
 //! creation − estimate`), busts and their streak, free-write providers, the conversation cache
 //! lifetime (`auto`: 1 hour when more than 40 % of the recent turns found the cache cold, back to
-//! 5 minutes after 3 turns under 20 %), the measured price of re-sending the prompt, and the
-//! prompt-too-long floor once a turn at it succeeded.
+//! 5 minutes after 3 turns under 20 %), and the measured price of re-sending the prompt.
 
 use lore_proto::Usage;
 use lore_storage::ContextRecord;
@@ -112,9 +111,6 @@ pub fn after_reply(state: &mut ContextRecord, facts: &ReplyFacts) {
             per_million
         };
     }
-    if state.force_min_layer > 0 && facts.layer >= state.force_min_layer {
-        state.force_min_layer = 0;
-    }
 }
 
 /// The floor a "prompt is too long" answer raises: 3 when the prompt overshot by 20 % or more,
@@ -204,20 +200,12 @@ mod tests {
     }
 
     #[test]
-    fn uncached_resends_raise_the_measured_price_and_the_floor_clears() {
-        let mut state = ContextRecord {
-            force_min_layer: 2,
-            ..ContextRecord::default()
-        };
+    fn uncached_resends_raise_the_measured_price() {
+        let mut state = ContextRecord::default();
         after_reply(&mut state, &facts(usage(0, 10_000, 0), 9_000));
         assert!((state.reread_price - 0.3).abs() < 1e-9);
         after_reply(&mut state, &facts(usage(5_000, 5_000, 0), 9_000));
         assert!(state.reread_price > 0.3);
-        assert_eq!(state.force_min_layer, 2, "layer 0 did not meet the floor");
-        let mut at_floor = facts(usage(0, 10_000, 0), 9_000);
-        at_floor.layer = 2;
-        after_reply(&mut state, &at_floor);
-        assert_eq!(state.force_min_layer, 0);
         assert_eq!(overflow_floor(1.05), 2);
         assert_eq!(overflow_floor(1.3), 3);
     }

@@ -308,13 +308,15 @@ fn idle_resume_ms(state: &ContextRecord, settings: &ContextSettings) -> u64 {
 
 fn choose(input: &PlanInput<'_>, state: &ContextRecord, budgets: &Budgets, facts: Facts) -> Plan {
     let shape = Shape::of(input.units);
-    let mut floor: u8 = input.retry_floor.max(state.force_min_layer);
+    let floor_kept = if facts.shrank {
+        0
+    } else {
+        state.force_min_layer
+    };
+    let mut floor: u8 = input.retry_floor.max(floor_kept);
     let mut reasons: Vec<String> = Vec::new();
-    if state.force_min_layer > 0 {
-        reasons.push(format!(
-            "floor {} after a prompt-too-long answer",
-            state.force_min_layer
-        ));
+    if floor_kept > 0 {
+        reasons.push(format!("floor {floor_kept} after a prompt-too-long answer"));
     }
     if !facts.shrank {
         if state.calibrated && (1..=3).contains(&state.last_layer) {
@@ -407,8 +409,13 @@ fn record(input: &PlanInput<'_>, state: &mut ContextRecord, plan: &Plan, shrank:
     if plan.layer != state.last_layer && state.turns_planned > 0 {
         state.layer_changes += 1;
     }
-    if shrank && plan.layer == 0 {
-        state.prefix_present = false;
+    if shrank {
+        // A shorter history (the client compacted or rewrote it) starts over: the floor a
+        // prompt-too-long answer raised applied to the longer one.
+        state.force_min_layer = 0;
+        if plan.layer == 0 {
+            state.prefix_present = false;
+        }
     }
     if plan.layer >= 1 {
         state.prefix_present = true;

@@ -102,6 +102,8 @@ pub struct ContextOverflow {
     pub turn: u64,
     /// How far over the limit the prompt was (1.3 when the error did not say).
     pub ratio: f64,
+    /// The window the provider stated, when it did.
+    pub limit: Option<u64>,
 }
 
 /// The answer to [`ContextOverflow`].
@@ -279,7 +281,7 @@ impl Handler<ContextOverflow> for SessionActor {
     type Result = MessageResult<ContextOverflow>;
 
     fn handle(&mut self, msg: ContextOverflow, _: &mut Self::Context) -> Self::Result {
-        MessageResult(self.overflowed(msg.turn, msg.ratio))
+        MessageResult(self.overflowed(msg.turn, msg.ratio, msg.limit))
     }
 }
 

@@ -205,7 +205,7 @@ impl SessionActor {
     }
 
     /// The upstream refused the open turn as too long: raise the floor and plan again.
-    pub(super) fn overflowed(&mut self, turn: u64, ratio: f64) -> Overflow {
+    pub(super) fn overflowed(&mut self, turn: u64, ratio: f64, limit: Option<u64>) -> Overflow {
         let Some(mut open) = self.open.take().filter(|open| open.turn == turn) else {
             return Overflow {
                 tried: "the turn is no longer open".into(),
@@ -234,6 +234,9 @@ impl SessionActor {
             };
         }
         self.record.context.force_min_layer = self.record.context.force_min_layer.max(floor);
+        if let Some(limit) = limit.filter(|limit| *limit > 0) {
+            self.record.context.learned_window = limit;
+        }
         info!(session = %self.record.id, ratio, floor, retry_layer = next, "prompt too long; planning again at a higher layer");
         let shaped = self.shape_open(&open, next);
         let mut answer = Overflow::default();

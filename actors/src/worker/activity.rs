@@ -36,8 +36,9 @@ struct SessionActivity {
     cache_ttl: Duration,
 }
 
-/// How long a prompt cache lives unless the session says otherwise.
-const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(300);
+/// How long a session's prompt cache is taken to live until its context manager says: nothing
+/// of ours depends on it when the gateway does not manage the session's context.
+const DEFAULT_CACHE_TTL: Duration = Duration::ZERO;
 
 /// A session ready for background work.
 #[derive(Debug, Clone)]
