@@ -68,7 +68,8 @@ pub struct Vectorizer {
     embedder: EmbedderHandle,
     live: VecDeque<IndexDoc>,
     /// Sessions still to backfill, then the missing documents of the current one.
-    backfill_sessions: VecDeque<(String, String)>,
+    /// Sessions (id, project) still to backfill, with how many documents the plan found missing.
+    backfill_sessions: VecDeque<PlannedSession>,
     backfill_docs: VecDeque<IndexDoc>,
     /// Live documents in the batch being embedded.
     in_flight: usize,
@@ -115,12 +116,19 @@ impl Vectorizer {
                 }
                 continue;
             }
-            let Some((session, project)) = self.backfill_sessions.pop_front() else {
+            let Some((session, project, planned)) = self.backfill_sessions.pop_front() else {
                 break;
             };
             match missing_docs(&self.store, &self.vectors, &session, &project) {
-                Ok(docs) => self.backfill_docs.extend(docs),
-                Err(err) => self.fail(0, &err),
+                Ok(docs) => {
+                    // Documents the live path embedded since the plan are done too.
+                    self.counters.backfill_done += planned.saturating_sub(docs.len() as u64);
+                    self.backfill_docs.extend(docs);
+                }
+                Err(err) => {
+                    self.counters.backfill_done += planned;
+                    self.fail(0, &err);
+                }
             }
         }
         batch
@@ -310,10 +318,13 @@ fn missing_docs(
 }
 
 /// The sessions (id, project) with messages lacking a vector, and how many such messages.
+/// A session to backfill: its id, its project, and how many documents it lacked a vector for.
+type PlannedSession = (String, String, u64);
+
 fn plan_backfill(
     store: &Store,
     vectors: &VectorStore,
-) -> Result<(Vec<(String, String)>, u64), String> {
+) -> Result<(Vec<PlannedSession>, u64), String> {
     let mut sessions = Vec::new();
     let mut total = 0u64;
     for session in store.list_sessions().map_err(|err| err.to_string())? {
@@ -321,13 +332,13 @@ fn plan_backfill(
         let missing = missing_docs(store, vectors, &session.id, &project)?.len() as u64;
         if missing > 0 {
             total += missing;
-            sessions.push((session.id, project));
+            sessions.push((session.id, project, missing));
         }
     }
     let missing = missing_docs(store, vectors, MEMORY, "")?.len() as u64;
     if missing > 0 {
         total += missing;
-        sessions.push((MEMORY.to_string(), String::new()));
+        sessions.push((MEMORY.to_string(), String::new(), missing));
     }
     Ok((sessions, total))
 }
@@ -347,7 +358,7 @@ pub fn backfill_blocking(
     let (sessions, total) = plan_backfill(store, &vectors)?;
     let mut done = 0u64;
     progress(0, total);
-    for (session, project) in sessions {
+    for (session, project, _) in sessions {
         for chunk in missing_docs(store, &vectors, &session, &project)?.chunks(BATCH) {
             let texts: Vec<String> = chunk.iter().map(doc_text).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

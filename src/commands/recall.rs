@@ -151,8 +151,13 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
 /// How often progress is reported.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Reports the running gateway's embedding backfill until it is done.
+/// Progress may stall this long (nothing embedded, nothing waiting) before following stops.
+const STALL_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Reports the running gateway's embedding backfill until it is done (or stops moving).
 fn follow_backfill(port: u16) -> anyhow::Result<()> {
+    let mut last_done = 0;
+    let mut moved_at = std::time::Instant::now();
     loop {
         let (status, body) = client::get(port, "/api/v1/actors")?;
         if status != 200 {
@@ -167,6 +172,15 @@ fn follow_backfill(port: u16) -> anyhow::Result<()> {
         if done >= total {
             println!("embeddings: {} vectors stored", counters["stored"]);
             return Ok(());
+        }
+        if done != last_done || counters["pending"].as_u64().unwrap_or(0) > 0 {
+            last_done = done;
+            moved_at = std::time::Instant::now();
+        } else if moved_at.elapsed() >= STALL_AFTER {
+            bail!(
+                "the embedding backfill stopped at {done}/{total} ({} vectors stored); see the gateway log, or run `lore reindex` again",
+                counters["stored"]
+            );
         }
         std::thread::sleep(PROGRESS_EVERY);
     }

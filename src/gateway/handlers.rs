@@ -201,6 +201,7 @@ async fn handle_llm(
         .and_then(|turn| turn.plan.body.clone())
         .unwrap_or(outgoing);
     let mut retries = 0;
+    let mut retried_layer = None;
     let upstream = loop {
         let outbound = Outbound {
             method: Method::POST,
@@ -247,6 +248,7 @@ async fn handle_llm(
             Some(retry) if retries < MAX_OVERFLOW_RETRIES => {
                 retries += 1;
                 info!(session = %turn.session_id, layer = overflow.layer, ratio, "prompt too long; retrying at a higher context layer");
+                retried_layer = Some(overflow.layer);
                 sent = retry;
             }
             _ => {
@@ -260,6 +262,10 @@ async fn handle_llm(
             }
         }
     };
+    let mut turn = turn;
+    if let (Some(turn), Some(layer)) = (turn.as_mut(), retried_layer) {
+        turn.plan.layer = layer;
+    }
     let recall = with_tool.map(|_| RecallRun {
         state: state.clone(),
         client: client.clone(),
