@@ -186,3 +186,6 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -216,6 +216,17 @@ pub struct BinaryOptions {
     pub context_limits: Vec<(String, u64)>,
 }
 
+/// What a provider would say about the tool pairing of a request body sent to `path`
+/// (`/v1/messages`, `/v1/chat/completions`, `/v1/responses`); `None` when it pairs.
+pub fn pairing_problem(path: &str, body: &serde_json::Value) -> Option<String> {
+    let protocol = match path {
+        "/v1/messages" => server::Protocol::Anthropic,
+        "/v1/chat/completions" => server::Protocol::Chat,
+        _ => server::Protocol::Responses,
+    };
+    pairing::check(protocol, body).err()
+}
+
 /// Reads one `--context-limit MODEL=TOKENS` value.
 pub fn parse_context_limit(text: &str) -> Result<(String, u64), String> {
     context_limit::parse_limit(text)
