@@ -44,8 +44,8 @@ fn usage(ctx: &Ctx, output_tokens: u64) -> Value {
         "cache_creation_input_tokens": ctx.usage.cache_creation,
         "cache_read_input_tokens": ctx.usage.cache_read,
         "cache_creation": {
-            "ephemeral_5m_input_tokens": ctx.usage.cache_creation,
-            "ephemeral_1h_input_tokens": 0,
+            "ephemeral_5m_input_tokens": ctx.usage.cache_creation - ctx.usage.cache_creation_1h,
+            "ephemeral_1h_input_tokens": ctx.usage.cache_creation_1h,
         },
         "output_tokens": output_tokens,
         "service_tier": "standard",

@@ -45,6 +45,8 @@ pub struct CacheObservation {
     pub cache_read: u64,
     /// Anthropic `cache_creation_input_tokens`; always 0 for OpenAI.
     pub cache_creation: u64,
+    /// The part of `cache_creation` written for one hour (breakpoints with `"ttl": "1h"`).
+    pub cache_creation_1h: u64,
 }
 
 /// Token accounting of one prompt.
@@ -56,6 +58,8 @@ pub struct PromptUsage {
     pub cache_read: u64,
     /// Tokens written to the cache (Anthropic only).
     pub cache_creation: u64,
+    /// The part of `cache_creation` written for one hour.
+    pub cache_creation_1h: u64,
     /// Total prompt tokens.
     pub total: u64,
 }
@@ -70,6 +74,8 @@ struct Block {
     json: String,
     tokens: u64,
     breakpoint: bool,
+    /// The breakpoint asks for the 1-hour lifetime.
+    one_hour: bool,
 }
 
 /// The cache state of one fake provider.
@@ -98,10 +104,9 @@ fn strip_cache_control(v: &mut Value) {
 }
 
 fn block(tag: impl Into<String>, v: &Value) -> Block {
-    let breakpoint = v
-        .as_object()
-        .and_then(|m| m.get("cache_control"))
-        .is_some_and(|c| !c.is_null());
+    let control = v.as_object().and_then(|m| m.get("cache_control"));
+    let breakpoint = control.is_some_and(|c| !c.is_null());
+    let one_hour = control.and_then(|c| c.get("ttl")).and_then(Value::as_str) == Some("1h");
     let mut canon = v.clone();
     strip_cache_control(&mut canon);
     let json = serde_json::to_string(&canon).unwrap_or_default();
@@ -110,6 +115,7 @@ fn block(tag: impl Into<String>, v: &Value) -> Block {
         tokens: tokens_of(&json),
         json,
         breakpoint,
+        one_hour,
     }
 }
 
@@ -249,10 +255,28 @@ impl CacheOracle {
         if commit {
             written.extend(breakpoints.iter().map(|&b| hashes[b]));
         }
+        // Each written block lives as long as the first breakpoint at or after it asks.
+        let mut one_hour = 0;
+        let mut before = 0;
+        for i in 0..=last {
+            let start = before;
+            before = cum[i];
+            if cum[i] <= read {
+                continue;
+            }
+            let covering = breakpoints
+                .iter()
+                .find(|&&b| b >= i)
+                .map(|&b| blocks[b].one_hour);
+            if covering == Some(true) {
+                one_hour += cum[i] - start.max(read);
+            }
+        }
         PromptUsage {
             input_tokens: total - cached_upto,
             cache_read: read,
             cache_creation: cached_upto - read,
+            cache_creation_1h: one_hour,
             total,
         }
     }
@@ -284,6 +308,7 @@ impl CacheOracle {
             input_tokens: total,
             cache_read: cached,
             cache_creation: 0,
+            cache_creation_1h: 0,
             total,
         }
     }

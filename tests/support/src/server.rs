@@ -342,6 +342,7 @@ async fn llm(
             input_tokens: usage.input_tokens,
             cache_read: usage.cache_read,
             cache_creation: usage.cache_creation,
+            cache_creation_1h: usage.cache_creation_1h,
         });
     }
     let stream = json_body.get("stream").and_then(Value::as_bool) == Some(true);

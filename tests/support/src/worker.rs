@@ -135,6 +135,7 @@ pub(crate) async fn reply(
             input_tokens: input,
             cache_read: 0,
             cache_creation: 0,
+            cache_creation_1h: 0,
             total: input,
         },
         request: json_body.clone(),

@@ -237,6 +237,7 @@ fn cache_oracle_numbers_reach_usage_and_observations() {
             input_tokens: 0,
             cache_read: a["cache_creation_input_tokens"].as_u64().unwrap(),
             cache_creation: 0,
+            cache_creation_1h: 0,
         }
     );
     // A different credential shares no cache.
@@ -427,4 +428,28 @@ fn a_prompt_over_the_model_window_gets_the_providers_too_long_answer() {
             .iter()
             .all(|(model, tokens, limit)| model == "small-model" && *tokens > *limit)
     );
+}
+
+#[test]
+fn one_hour_breakpoints_are_billed_apart() {
+    let up = FakeUpstream::start();
+    let long = "context ".repeat(300);
+    let body = json!({"model": "claude-x", "max_tokens": 10,
+        "system": [{"type": "text", "text": long, "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": long, "cache_control": {"type": "ephemeral"}}]}]});
+    let r = post_json(&up.url(), "/v1/messages", KEY, &body);
+    assert_eq!(r.status, 200);
+    let usage = &r.json()["usage"];
+    let one_hour = usage["cache_creation"]["ephemeral_1h_input_tokens"]
+        .as_u64()
+        .unwrap();
+    let five = usage["cache_creation"]["ephemeral_5m_input_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(one_hour > 500 && five > 500, "{usage}");
+    assert_eq!(
+        one_hour + five,
+        usage["cache_creation_input_tokens"].as_u64().unwrap()
+    );
+    assert_eq!(up.cache_observations()[0].cache_creation_1h, one_hour);
 }
