@@ -14,6 +14,8 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     /// Exact body bytes as received on the wire (after de-chunking, before any decoding).
     pub body: Bytes,
+    /// When the whole body had arrived (wall clock, so another process can compare).
+    pub received_at: std::time::SystemTime,
 }
 
 impl RecordedRequest {
@@ -55,6 +57,7 @@ mod tests {
             path: "/x".into(),
             headers: vec![("x-api-key".into(), "k".into())],
             body: Bytes::from_static(b"{\"a\":1}"),
+            received_at: std::time::SystemTime::now(),
         };
         assert_eq!(r.header("X-Api-Key"), Some("k"));
         assert_eq!(r.header("nope"), None);

@@ -210,6 +210,7 @@ async fn dispatch(
             path: path_q.clone(),
             headers,
             body: raw.clone(),
+            received_at: SystemTime::now(),
         });
     }
     if let Some(proto) = llm_protocol(&method, req.path()) {
@@ -287,6 +288,10 @@ async fn llm(
     if let Err(complaint) = crate::pairing::check(proto, &json_body) {
         return bad_request(proto, n, complaint);
     }
+    // Over the model's window: the provider's own refusal, nothing cached, no script used.
+    if let Some(refusal) = refuse_over_window(proto, req, &json_body, n, shared) {
+        return refusal;
+    }
     let next = lock(&shared.scripts).pop_front();
     let last_user = match proto {
         Protocol::Anthropic => anthropic::last_user_text(&json_body),
@@ -315,26 +320,13 @@ async fn llm(
         .or_else(|| header(req, "authorization"))
         .unwrap_or_default();
     let key: CacheKey = (credential, model.clone());
-    let limit = crate::context_limit::limit_for(&shared.settings.context_limits, &model);
     let usage: PromptUsage = {
         let mut oracle = lock(&shared.oracle);
-        let mut count = |commit: bool| match proto {
+        match proto {
             Protocol::Anthropic => oracle.anthropic(&key, &json_body, commit),
             Protocol::Chat => oracle.openai_chat(&key, &json_body, commit),
             Protocol::Responses => oracle.openai_responses(&key, &json_body, commit),
-        };
-        // Over the model's window: the provider's own refusal, nothing cached.
-        if let Some(limit) = limit {
-            let total = count(false).total;
-            if total > limit {
-                drop(oracle);
-                if shared.settings.record {
-                    lock(&shared.overflows).push((model.clone(), total, limit));
-                }
-                return crate::context_limit::too_long(proto, n, total, limit);
-            }
         }
-        count(commit)
     };
     if shared.settings.record {
         lock(&shared.observations).push(CacheObservation {
@@ -377,6 +369,38 @@ async fn llm(
             respond(proto, &reply, &ctx, delivery, stream).await
         }
     }
+}
+
+/// The provider's "too long" answer when the prompt is over its model's window.
+fn refuse_over_window(
+    proto: Protocol,
+    req: &HttpRequest,
+    json_body: &Value,
+    n: u64,
+    shared: &Shared,
+) -> Option<HttpResponse> {
+    let model = json_body.get("model").and_then(Value::as_str).unwrap_or("fake-model");
+    let limit = crate::context_limit::limit_for(&shared.settings.context_limits, model)?;
+    let credential = header(req, "x-api-key")
+        .or_else(|| header(req, "authorization"))
+        .unwrap_or_default();
+    let key: CacheKey = (credential, model.to_string());
+    let total = {
+        let mut oracle = lock(&shared.oracle);
+        match proto {
+            Protocol::Anthropic => oracle.anthropic(&key, json_body, false),
+            Protocol::Chat => oracle.openai_chat(&key, json_body, false),
+            Protocol::Responses => oracle.openai_responses(&key, json_body, false),
+        }
+        .total
+    };
+    if total <= limit {
+        return None;
+    }
+    if shared.settings.record {
+        lock(&shared.overflows).push((model.to_string(), total, limit));
+    }
+    Some(crate::context_limit::too_long(proto, n, total, limit))
 }
 
 async fn sleep(d: Duration) {
