@@ -175,7 +175,7 @@ fn wait_ready(base: &str) -> anyhow::Result<()> {
 /// The Markdown table of the figures.
 pub fn report(figures: &[Economics], window: u64, turns: usize) -> String {
     let mut out = format!(
-        "| strategy ({turns}-turn session, {window}-token window) | turns done | requests | cost (conversation + workers) | cost per turn | cache-read share | busts | largest prompt | facts in view at the end | layers |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| strategy ({turns}-turn session, {window}-token window) | turns done | requests (client errors) | cost (conversation + workers) | cost per turn | cache-read share | busts | largest prompt | facts in view at the end | layers |\n|---|---|---|---|---|---|---|---|---|---|\n"
     );
     for f in figures {
         let turns = match f.overflow_turn {
@@ -183,9 +183,10 @@ pub fn report(figures: &[Economics], window: u64, turns: usize) -> String {
             None => f.turns.to_string(),
         };
         out.push_str(&format!(
-            "| {} | {turns} | {} | ${:.3} (${:.3} + ${:.3}) | ${:.4} | {:.1} % | {} | {} | {}/{} | {} |\n",
+            "| {} | {turns} | {} ({}) | ${:.3} (${:.3} + ${:.3}) | ${:.4} | {:.1} % | {} | {} | {}/{} | {} |\n",
             f.strategy,
             f.requests,
+            f.errors,
             f.total_cost(),
             f.conversation_cost(),
             f.worker_cost,
