@@ -79,6 +79,24 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Print the daemon's log (<data dir>/lore.log).
+    Logs {
+        /// Keep printing lines as they are written.
+        #[arg(long, short)]
+        follow: bool,
+        /// How many of the last lines to print first.
+        #[arg(long, short = 'n', default_value_t = 50)]
+        lines: usize,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Run the gateway as a user service (systemd on Linux, launchd on macOS).
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
     /// Search captured conversations (BM25 over every stored message).
     Recall {
         /// What to look for.
@@ -267,5 +285,34 @@ pub enum KnowledgeCommand {
     Forget {
         /// Entry id or unique prefix.
         id: String,
+    },
+}
+
+/// `lore service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write the service file, then enable and start it.
+    Install {
+        /// systemd or launchd (default: this platform's).
+        #[arg(long)]
+        manager: Option<String>,
+        /// Only write the file.
+        #[arg(long)]
+        no_start: bool,
+    },
+    /// Stop and disable the service, then remove its file.
+    Uninstall {
+        /// systemd or launchd (default: this platform's).
+        #[arg(long)]
+        manager: Option<String>,
+        /// Only remove the file.
+        #[arg(long)]
+        no_stop: bool,
+    },
+    /// Whether the service is installed, what the service manager says, whether it answers.
+    Status {
+        /// systemd or launchd (default: this platform's).
+        #[arg(long)]
+        manager: Option<String>,
     },
 }

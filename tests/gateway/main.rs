@@ -23,5 +23,6 @@ mod memory;
 mod recall;
 mod recall_tool;
 mod routes;
+mod service;
 mod sessions;
 mod streaming;
