@@ -97,6 +97,22 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Point a harness's own config at the gateway (works without `lore run`); --undo restores it.
+    Setup {
+        /// claude, codex, opencode, pi or hermes (default: every one on PATH).
+        harness: Option<String>,
+        /// Put back exactly what the files held before `lore setup`.
+        #[arg(long, conflicts_with = "status")]
+        undo: bool,
+        /// Show which harnesses are set up and whether their files changed since.
+        #[arg(long)]
+        status: bool,
+        /// The gateway's URL (default: http://127.0.0.1:3207, or LORE_LISTEN_HOST/PORT).
+        #[arg(long)]
+        url: Option<String>,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
     /// Search captured conversations (BM25 over every stored message).
     Recall {
         /// What to look for.

@@ -19,6 +19,7 @@ pub mod commands;
 pub mod config;
 pub mod embeddings;
 pub mod gateway;
+pub mod harness;
 pub mod http;
 pub mod knowledge;
 pub mod mcp;

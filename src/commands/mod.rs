@@ -11,6 +11,7 @@ mod mcp;
 mod recall;
 mod run;
 mod service;
+mod setup;
 mod start;
 mod stop;
 
@@ -46,6 +47,21 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             data,
         } => logs::logs(lines, follow, &data),
         Command::Service { command, data } => service::run(command, &data),
+        Command::Setup {
+            harness,
+            undo,
+            status,
+            url,
+            data,
+        } => setup::run(
+            &setup::SetupArgs {
+                harness,
+                undo,
+                status,
+                url,
+            },
+            &data,
+        ),
         Command::Recall {
             query,
             scope,

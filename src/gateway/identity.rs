@@ -83,7 +83,10 @@ pub fn project_hint(texts: &[&str], header: Option<&str>, gateway_cwd: &Path) ->
 fn stated_directory(text: &str) -> Option<String> {
     for line in text.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("Working directory:")
+        // Claude Code writes `Working directory:`, Pi `Current working directory:`.
+        if let Some(rest) = line
+            .strip_prefix("Working directory:")
+            .or_else(|| line.strip_prefix("Current working directory:"))
             && let Some(path) = clean_path(rest)
         {
             return Some(path);
@@ -178,6 +181,8 @@ mod tests {
                 confident: true
             }
         );
+        let pi = "You are an expert coding assistant.\nCurrent date: 2026-12-01\nCurrent working directory: /home/ada/pi-app";
+        assert_eq!(project_hint(&[pi], None, cwd).path, "/home/ada/pi-app");
         let codex = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>";
         assert_eq!(project_hint(&["", codex], None, cwd).path, "/work/app");
         let quoted = "Contents of /home/ada/lib/CLAUDE.md (project instructions)";

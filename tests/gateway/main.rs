@@ -25,4 +25,5 @@ mod recall_tool;
 mod routes;
 mod service;
 mod sessions;
+mod setup;
 mod streaming;
