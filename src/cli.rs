@@ -113,6 +113,22 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Import a harness's local transcripts (claude-code, codex, opencode) as Lore sessions.
+    Import {
+        /// claude-code, codex or opencode.
+        harness: String,
+        /// A transcript file or folder (default: the harness's own, e.g. ~/.claude/projects).
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Report what would be imported; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
     /// Search captured conversations (BM25 over every stored message).
     Recall {
         /// What to look for.

@@ -21,6 +21,8 @@ pub mod embeddings;
 pub mod gateway;
 pub mod harness;
 pub mod http;
+pub mod import;
+pub mod import_api;
 pub mod knowledge;
 pub mod mcp;
 pub mod memory;

@@ -4,6 +4,7 @@
 mod cards;
 mod doctor;
 mod hook;
+mod import;
 mod inspect;
 mod knowledge;
 mod logs;
@@ -47,6 +48,21 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             data,
         } => logs::logs(lines, follow, &data),
         Command::Service { command, data } => service::run(command, &data),
+        Command::Import {
+            harness,
+            path,
+            dry_run,
+            json,
+            data,
+        } => import::run(
+            &import::ImportArgs {
+                harness,
+                path,
+                dry_run,
+                json,
+            },
+            &data,
+        ),
         Command::Setup {
             harness,
             undo,

@@ -17,6 +17,7 @@ mod embeddings;
 mod errors;
 mod headers;
 mod hook;
+mod imports;
 mod knowledge;
 mod mcp;
 mod memory;
