@@ -61,34 +61,20 @@ pub fn run(args: &ImportArgs, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| source.default_path(&env, &home));
     if !root.exists() {
-        if source == Source::OpenCode
-            && let Some(dir) = root.parent()
-            && dir.join("opencode.db").exists()
-        {
-            bail!(
-                "{} holds no storage folder, only opencode.db: OpenCode ≥ 1.x keeps sessions in SQLite, which this build does not read yet; export a session with `opencode export <id>` or point --path at a storage/ folder",
-                dir.display()
-            );
-        }
         bail!(
             "no transcripts at {}; pass --path to the folder (or file) that holds them",
             root.display()
         );
     }
-    let files = import::find(source, &root);
+    let files = import::find(source, &root).map_err(anyhow::Error::msg)?;
     let reading = bar(files.len(), "reading");
     let mut sessions = Vec::new();
-    let mut failed: Vec<(PathBuf, String)> = Vec::new();
-    for file in &files {
-        reading.set_message(
-            file.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        );
-        match import::read(source, file, &root) {
+    let mut failed: Vec<(String, String)> = Vec::new();
+    for unit in &files {
+        match import::read(source, unit, &root) {
             Ok(Some(session)) => sessions.push(session),
             Ok(None) => {}
-            Err(err) => failed.push((file.clone(), err)),
+            Err(err) => failed.push((unit.label(), err)),
         }
         reading.inc(1);
     }
@@ -216,9 +202,9 @@ fn on_the_files(
 
 fn report(
     args: &ImportArgs,
-    files: &[PathBuf],
+    files: &[import::Unit],
     results: &[Value],
-    failed: &[(PathBuf, String)],
+    failed: &[(String, String)],
     note: &str,
 ) -> anyhow::Result<()> {
     let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
@@ -240,7 +226,7 @@ fn report(
     if args.json {
         let failures: Vec<Value> = failed
             .iter()
-            .map(|(path, err)| json!({"file": path.display().to_string(), "error": err}))
+            .map(|(unit, err)| json!({"file": unit, "error": err}))
             .collect();
         println!(
             "{}",
@@ -257,7 +243,7 @@ fn report(
     }
     let verb = if args.dry_run { "would add" } else { "added" };
     println!(
-        "{}: {} files, {} sessions; {verb} {added} messages ({})",
+        "{}: {} transcripts, {} sessions; {verb} {added} messages ({})",
         args.harness,
         files.len(),
         results.len(),
@@ -270,8 +256,8 @@ fn report(
     for (project, (sessions, messages)) in &by_project {
         println!("  {project}: {sessions} sessions, {messages} messages");
     }
-    for (path, err) in failed {
-        eprintln!("unreadable: {}: {err}", path.display());
+    for (unit, err) in failed {
+        eprintln!("unreadable: {unit}: {err}");
     }
     if !args.dry_run && added > 0 && !note.is_empty() {
         println!("{note}");

@@ -132,6 +132,43 @@ fn each_format_imports_through_the_gateway_once_into_its_project_and_is_searchab
 }
 
 #[test]
+fn opencode_1_x_sessions_are_read_from_its_sqlite_database() {
+    let upstream = FakeUpstream::start();
+    let gateway = Gateway::start(&upstream);
+    let folder = tempfile::tempdir().unwrap();
+    let sql = std::fs::read_to_string(fixtures("opencode-db").join("opencode.sql")).unwrap();
+    rusqlite::Connection::open(folder.path().join("opencode.db"))
+        .unwrap()
+        .execute_batch(&sql)
+        .unwrap();
+    let path = folder.path().to_str().unwrap();
+    let first = import(gateway.data_dir(), &["opencode", "--path", path]);
+    assert_eq!(
+        statuses(&first),
+        ["created"],
+        "the sub-agent session is skipped: {first}"
+    );
+    assert_eq!(first["added"], 6, "{first}");
+    let again = import(gateway.data_dir(), &["opencode", "--path", path]);
+    assert_eq!(statuses(&again), ["unchanged"]);
+    let session = gateway
+        .sessions()
+        .into_iter()
+        .find(|s| s["project"] == "/home/ada/fx")
+        .unwrap();
+    let text = gateway
+        .get(&format!(
+            "/api/v1/sessions/{}/messages",
+            session["id"].as_str().unwrap()
+        ))
+        .json()
+        .to_string();
+    assert!(text.contains("src/rates.rs:14"), "the tool result: {text}");
+    assert!(!text.contains("(subagent)"), "{text}");
+    recall_finds(&gateway, "exchange rate cache", "exchange");
+}
+
+#[test]
 fn a_transcript_that_grew_adds_only_its_new_messages_and_offline_imports_are_served_later() {
     let data = tempfile::tempdir().unwrap();
     let copy = tempfile::tempdir().unwrap();
