@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use crate::helpers::*;
 
-/// Starts `lore start` with the default log filter (no `LORE_LOG`) and embeddings on, as a user
-/// would; the log goes to `<dir>/lore.log`. Returns the child and its port.
+/// Starts `lore start` with the default log filter (no `LORE_LOG`), embeddings and the memory
+/// workers on, as a user would have it; the log goes to `<dir>/lore.log`. Returns the child and
+/// its port.
 fn start_default_logging(dir: &Path) -> (std::process::Child, u16) {
     let log = std::fs::File::create(dir.join("lore.log")).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_lore"))
@@ -19,7 +20,6 @@ fn start_default_logging(dir: &Path) -> (std::process::Child, u16) {
         .arg(dir)
         .env_remove("LORE_LOG")
         .env_remove("LORE_DATA_DIR")
-        .env("LORE_MEMORY", "off")
         .env("LORE_UPSTREAM_ANTHROPIC", "http://127.0.0.1:9")
         .env("LORE_UPSTREAM_OPENAI", "http://127.0.0.1:9")
         .stdin(Stdio::null())
