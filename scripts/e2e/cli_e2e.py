@@ -38,10 +38,13 @@ ENV = {
 }
 
 failures = []
+passed = []
 
 
 def check(condition, what, detail=""):
     print(("ok   " if condition else "FAIL ") + what)
+    if condition:
+        passed.append(what)
     if not condition:
         failures.append(what)
         if detail:
@@ -149,7 +152,7 @@ one_session(codex_setup_dir, "open_ai_responses", "codex through config.toml")
 code, out = lore("setup", "--undo", "codex", cwd=codex_setup_dir)
 check(code == 0, "lore setup --undo codex", out)
 
+print(f"{len(passed)} passed, {len(failures)} failed")
 if failures:
-    print(f"{len(failures)} failed: {failures}")
+    print(f"failed: {failures}")
     sys.exit(1)
-print("real-CLI end-to-end: all checks passed")

@@ -114,10 +114,11 @@ pub fn yaml_set(
             let rest = lines[i][entry.len()..].trim();
             if rest.is_empty() || rest == "|" || rest == ">" {
                 // A nested block or multi-line value: too much to rewrite safely.
-                if (i + 1..end).any(|j| {
-                    !is_blank(&lines[j])
-                        && lines[j].len() - lines[j].trim_start().len() > indent.len()
-                }) {
+                let nested = lines[i + 1..end]
+                    .iter()
+                    .find(|line| !is_blank(line))
+                    .is_some_and(|line| line.len() - line.trim_start().len() > indent.len());
+                if nested {
                     return Err(EditError(format!(
                         "`{section}.{key}` in {what} spans several lines; set it to {value} by hand"
                     )));
@@ -239,6 +240,18 @@ mod tests {
                 "c"
             )
             .is_err()
+        );
+        assert_eq!(
+            yaml_set(
+                "model:\n  base_url:\n  extra:\n    - a\n",
+                "model",
+                "base_url",
+                "\"u\"",
+                "c"
+            )
+            .unwrap(),
+            "model:\n  base_url: \"u\"\n  extra:\n    - a\n",
+            "only the key's own lines count"
         );
     }
 }
