@@ -6,6 +6,8 @@ and its output comes back through Lore. Every check reads what the gateway store
 management API. Standard library only.
 """
 
+import base64
+import datetime
 import json
 import os
 import subprocess
@@ -151,6 +153,41 @@ check(code == 0 and "codex through config.toml" in out, "codex exec works after 
 one_session(codex_setup_dir, "open_ai_responses", "codex through config.toml")
 code, out = lore("setup", "--undo", "codex", cwd=codex_setup_dir)
 check(code == 0, "lore setup --undo codex", out)
+
+# --- Codex logged in with ChatGPT: `lore run` sends it to the ChatGPT backend route
+# (/v1/codex/responses, upstream /backend-api/codex/responses). A made-up login, never a real one.
+def fake_jwt(claims):
+    part = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+    return part({"alg": "none", "typ": "JWT"}) + "." + part(claims) + ".sig"
+
+
+chatgpt_home = os.path.join(WORK, "chatgpt-codex")
+os.makedirs(chatgpt_home, exist_ok=True)
+token = fake_jwt({
+    "email": "e2e@example.com",
+    "exp": int(time.time()) + 86400,
+    "https://api.openai.com/auth": {"chatgpt_plan_type": "plus", "chatgpt_account_id": "acc-e2e", "chatgpt_user_id": "user-e2e"},
+})
+with open(os.path.join(chatgpt_home, "auth.json"), "w") as auth:
+    json.dump({
+        "auth_mode": "chatgpt",
+        "OPENAI_API_KEY": None,
+        "tokens": {"id_token": token, "access_token": token, "refresh_token": "rt-e2e", "account_id": "acc-e2e"},
+        "last_refresh": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    }, auth)
+chatgpt_dir = project("codex-chatgpt")
+saved = dict(ENV)
+ENV["CODEX_HOME"] = chatgpt_home
+del ENV["CODEX_API_KEY"], ENV["OPENAI_API_KEY"]
+code, out = lore("run", "codex", *codex_exec, "codex on a chatgpt login", cwd=chatgpt_dir)
+ENV.clear()
+ENV.update(saved)
+check(
+    code == 0 and "answered by the ChatGPT backend" in out,
+    "codex with a ChatGPT login reaches the ChatGPT backend through lore run",
+    out,
+)
+one_session(chatgpt_dir, "open_ai_responses", "codex on a chatgpt login", "answered by the ChatGPT backend")
 
 print(f"{len(passed)} passed, {len(failures)} failed")
 if failures:
