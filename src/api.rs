@@ -194,6 +194,7 @@ pub fn session_summary(record: &SessionRecord) -> Value {
         "created_at_ms": record.created_at_ms,
         "updated_at_ms": record.updated_at_ms,
         "usage": record.usage,
+        "context": crate::session_api::context_json(&record.context),
     })
 }
 

@@ -69,6 +69,13 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// Print the model catalogue in force: windows, output limits and prices (with
+    /// LORE_MODEL_OVERRIDES applied).
+    Models {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Start (or reuse) the gateway, then run an agent through it.
     Run {
         /// claude, codex, opencode, pi or hermes (default: the first one installed).

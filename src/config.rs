@@ -78,6 +78,8 @@ pub struct GatewayConfig {
     pub card_settings: CardSettings,
     /// The memory workers (distillation, curation) and where their calls go.
     pub memory: crate::memory_config::MemoryConfig,
+    /// The context manager's settings and the model catalogue (`LORE_MODEL_OVERRIDES`).
+    pub context: std::sync::Arc<lore_actors::turn::ContextServices>,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -231,6 +233,9 @@ impl GatewayConfig {
             .map(|n| n.get())
             .unwrap_or(2);
         let gateway_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        let context = crate::context_config::from_env(env)?;
+        let mut memory = crate::memory_config::MemoryConfig::from_env(env)?;
+        memory.settings.worker.catalogue = std::sync::Arc::clone(&context.catalogue);
         Ok(Self {
             host,
             port,
@@ -255,7 +260,8 @@ impl GatewayConfig {
             gateway_cwd,
             cards_vault,
             card_settings,
-            memory: crate::memory_config::MemoryConfig::from_env(env)?,
+            memory,
+            context,
         })
     }
 }

@@ -1,10 +1,12 @@
 //! The `lore` binary's library: start-up, the HTTP surface, the gateway and the CLI commands.
 //!
 //! - [`server`]: start-up and shutdown.
-//! - [`config`]: settings from flags and the environment.
+//! - [`config`]: settings from flags and the environment; [`context_config`] the context
+//!   manager's settings and the model catalogue.
 //! - [`http`]: the route table and error shapes.
 //! - [`gateway`]: the LLM proxy path.
-//! - [`api`]: the management API and `/health`.
+//! - [`api`]: the management API and `/health`; [`session_api`] one session and its context
+//!   manager's state.
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
@@ -17,6 +19,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+pub mod context_config;
 pub mod embeddings;
 pub mod gateway;
 pub mod harness;
@@ -30,3 +33,4 @@ pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
 pub mod server;
+pub mod session_api;

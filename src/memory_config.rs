@@ -8,7 +8,7 @@ use std::time::Duration;
 use lore_actors::distiller::MemorySettings;
 
 use crate::config::number;
-use lore_actors::worker::pricing::Price;
+use lore_actors::catalogue::Price;
 use lore_actors::worker::{WorkerProtocol, WorkerSettings};
 
 /// A worker upstream the operator configured instead of each session's own provider.

@@ -90,7 +90,9 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         registry = registry.with_indexer(indexer.clone().recipient());
     }
     let board = ActivityBoard::new();
-    registry = registry.with_board(Arc::clone(&board));
+    registry = registry
+        .with_board(Arc::clone(&board))
+        .with_context(Arc::clone(&config.context));
     let memory = crate::memory::start(&config.memory, &store, &board, indexer.clone());
     let registry = SessionRegistry::start_in_arbiter(&registry_arbiter.handle(), |_| registry);
 

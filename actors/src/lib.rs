@@ -3,6 +3,7 @@
 //! Table of contents:
 //! - [`cards`]: the card matching engine (pure): which lore cards fire, in which order, within a
 //!   token budget.
+//! - [`catalogue`]: the model catalogue (windows, output limits, prices) and its overrides.
 //! - [`registry`]: `SessionRegistry`, which maps a request to its conversation and owns the map
 //!   of live `SessionActor`s.
 //! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
@@ -13,6 +14,7 @@
 //! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
 //!   forget, with the same limits), the `.lore.md` format, its import and export.
 //! - [`documents`]: the search documents of distillations, knowledge entries and entities.
+//! - [`gradient`]: the context manager's pure engine (layers 0–4, budgets, pins, calibration).
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
 //!   a session's requests.
@@ -23,14 +25,18 @@
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
 //! - [`model`]: data passed between the HTTP layer and the actors.
+//! - [`turn`]: the outgoing body of a turn (card injection and the context plan, rendered).
+//! - [`tokens`]: the token estimator (o200k_base), shared by every budget.
 //! - [`error`]: the crate's error type.
 
 pub mod cards;
+pub mod catalogue;
 pub mod curator;
 pub mod distiller;
 pub mod documents;
 pub mod embedder;
 pub mod error;
+pub mod gradient;
 pub mod history;
 pub mod indexer;
 pub mod injection;
@@ -39,6 +45,8 @@ pub mod model;
 pub mod recall;
 pub mod registry;
 pub mod session;
+pub mod tokens;
+pub mod turn;
 pub mod vectorizer;
 pub mod worker;
 
@@ -46,5 +54,6 @@ pub use error::ActorError;
 pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
 pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
 pub use session::{
-    CardInput, Observe as ObserveSession, PrepareTurn, SessionActor, TurnCompleted, TurnPlan,
+    CardInput, ContextOverflow, FollowUp, Observe as ObserveSession, Overflow, PrepareTurn,
+    SessionActor, TurnCompleted, TurnEnded, TurnPlan,
 };

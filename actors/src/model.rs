@@ -2,6 +2,7 @@
 
 use actix::Addr;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::session::SessionActor;
 
@@ -15,6 +16,35 @@ pub struct SessionIdentity {
     pub fingerprint: Option<String>,
     /// `previous_response_id` of an OpenAI Responses request: the session that produced it.
     pub previous_response_id: Option<String>,
+}
+
+impl SessionIdentity {
+    /// The identity of a request: its session header key, the fingerprint of its first user
+    /// message with the credential's fingerprint (never the credential), and the Responses
+    /// reply it continues.
+    pub fn of(
+        header_key: Option<String>,
+        credential_fingerprint: &str,
+        first_user_text: Option<&str>,
+        previous_response_id: Option<String>,
+    ) -> Self {
+        Self {
+            header_key,
+            fingerprint: first_user_text
+                .map(|text| conversation_fingerprint(text, credential_fingerprint)),
+            previous_response_id,
+        }
+    }
+}
+
+/// Fingerprint of a conversation: its first user message and the credential fingerprint.
+/// The model is left out on purpose: switching models mid-conversation is common.
+pub fn conversation_fingerprint(first_user_text: &str, credential: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(first_user_text.as_bytes());
+    hasher.update([0]);
+    hasher.update(credential.as_bytes());
+    hex::encode(&hasher.finalize()[..8])
 }
 
 /// Where the request says its project is.

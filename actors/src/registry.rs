@@ -25,6 +25,7 @@ use crate::history::best_candidate;
 use crate::indexer::IndexDocs;
 use crate::model::{SessionHandle, SessionIdentity};
 use crate::session::{SessionActor, Shutdown};
+use crate::turn::ContextServices;
 use crate::worker::ActivityBoard;
 
 /// How often idle sessions are looked for.
@@ -115,6 +116,8 @@ pub struct SessionRegistry {
     indexer: Option<Recipient<IndexDocs>>,
     /// The activity board the session actors report to.
     board: Option<Arc<ActivityBoard>>,
+    /// The context manager's settings and the model catalogue, shared by every session.
+    context: Arc<ContextServices>,
     /// Counters for observation.
     counters: RegistryCounters,
 }
@@ -131,8 +134,15 @@ impl SessionRegistry {
             eviction_after,
             indexer: None,
             board: None,
+            context: Arc::new(ContextServices::default()),
             counters: RegistryCounters::default(),
         }
+    }
+
+    /// Session actors started by this registry manage their context with these settings.
+    pub fn with_context(mut self, context: Arc<ContextServices>) -> Self {
+        self.context = context;
+        self
     }
 
     /// Session actors started by this registry send their stored messages to `indexer`.
@@ -344,7 +354,8 @@ impl SessionRegistry {
         let registry = ctx.address();
         let actor = SessionActor::new(record, store, registry)
             .with_indexer(self.indexer.clone())
-            .with_board(self.board.clone());
+            .with_board(self.board.clone())
+            .with_context(Arc::clone(&self.context));
         if self.arbiters.is_empty() {
             return actor.start();
         }

@@ -263,7 +263,7 @@ async fn an_empty_reply_is_not_an_error_and_unreadable_json_is() {
 async fn a_price_override_replaces_the_table() {
     let up = FakeUpstream::start();
     let client = WorkerClient::new(WorkerSettings {
-        price_override: Some(lore_actors::worker::pricing::Price::parse("0,0").unwrap()),
+        price_override: Some(lore_actors::catalogue::Price::parse("0,0").unwrap()),
         ..fast()
     });
     let reply = client

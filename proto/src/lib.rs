@@ -11,6 +11,8 @@
 //! * [`error`]: the crate error, [`ProtoError`].
 //! * [`cards`]: the lore-card file format (Markdown + YAML frontmatter) and `kinds.yaml`.
 //! * [`recall_tool`]: the `recall` tool on the wire: its definition, markers, expansion, follow-ups.
+//! * [`rebuild`]: a request body rebuilt around a new message array (the context manager's
+//!   output), element transformations, and the usage a managed client is shown.
 //! * [`lorebook`]: SillyTavern World Info and Character Card V2/V3 `character_book` import/export.
 
 pub mod anthropic;
@@ -23,6 +25,7 @@ pub mod lorebook;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod protocol;
+pub mod rebuild;
 pub mod recall_tool;
 pub mod sse;
 pub mod wire;

@@ -37,6 +37,51 @@ pub struct CanonicalRequest {
     pub tool_count: usize,
     /// Responses `previous_response_id` (then `messages` holds only the new input).
     pub previous_response_id: Option<String>,
+    /// For each of `messages`, the index of the element of the wire array (`messages`, or
+    /// Responses `input`) it was read from; empty when there is no array (a Responses `input`
+    /// string).
+    pub items: Vec<u32>,
+}
+
+impl CanonicalRequest {
+    /// Merges adjacent assistant messages, as the Responses API spreads one reply over several
+    /// input items (reasoning, message, function calls); returns, for each merged message, the
+    /// wire elements it covers. Other protocols keep one element per message.
+    pub fn merge_adjacent_assistant(&mut self) -> Vec<Vec<u32>> {
+        let messages = std::mem::take(&mut self.messages);
+        let items = std::mem::take(&mut self.items);
+        let mut merged: Vec<Message> = Vec::with_capacity(messages.len());
+        let mut spans: Vec<Vec<u32>> = Vec::with_capacity(messages.len());
+        for (n, message) in messages.into_iter().enumerate() {
+            let item = items.get(n).copied();
+            match merged.last_mut() {
+                Some(previous)
+                    if previous.role == crate::canonical::Role::Assistant
+                        && message.role == crate::canonical::Role::Assistant =>
+                {
+                    previous.parts.extend(message.parts);
+                    if let (Some(span), Some(item)) = (spans.last_mut(), item) {
+                        span.push(item);
+                    }
+                }
+                _ => {
+                    merged.push(message);
+                    spans.push(item.into_iter().collect());
+                }
+            }
+        }
+        self.messages = merged;
+        self.items = spans
+            .iter()
+            .filter_map(|span| span.first().copied())
+            .collect();
+        spans
+    }
+
+    /// The wire elements of each message, one each (no merging).
+    pub fn spans(&self) -> Vec<Vec<u32>> {
+        self.items.iter().map(|item| vec![*item]).collect()
+    }
 }
 
 /// Extracts a [`CanonicalRequest`] from a request body. Fails when the body is not a JSON object
@@ -58,6 +103,13 @@ pub struct RequestHead {
     pub stream: bool,
     /// Whether `tools` is a non-empty array (only then can the recall tool be added).
     pub has_tools: bool,
+    /// Bytes of the `tools` value (the tool definitions' share of the prompt).
+    pub tools_bytes: usize,
+    /// Bytes of the system prompt (`system` or `instructions`).
+    pub system_bytes: usize,
+    /// Whether the request asks the provider to manage its context (Anthropic
+    /// `context_management`).
+    pub context_management: bool,
 }
 
 /// Reads `model`, `stream` and whether there are `tools` from a request body, skipping
@@ -73,6 +125,12 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         stream: Option<serde_json::Value>,
         #[serde(borrow, default)]
         tools: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        system: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        instructions: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default)]
+        context_management: Option<&'a serde_json::value::RawValue>,
     }
     // A derived struct would also accept a JSON array; a request must be an object.
     let first = body.iter().find(|byte| !byte.is_ascii_whitespace());
@@ -86,8 +144,14 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         let text = raw.get().trim_start();
         text.starts_with('[') && !text[1..].trim_start().starts_with(']')
     });
+    let size = |raw: Option<&serde_json::value::RawValue>| raw.map_or(0, |raw| raw.get().len());
     Ok(RequestHead {
         has_tools,
+        tools_bytes: size(head.tools),
+        system_bytes: size(head.system) + size(head.instructions),
+        context_management: head
+            .context_management
+            .is_some_and(|raw| raw.get().trim() != "null"),
         model: head
             .model
             .as_ref()
@@ -210,6 +274,9 @@ mod head_tests {
                 model: Some("claude-x".into()),
                 stream: true,
                 has_tools: false,
+                tools_bytes: 0,
+                system_bytes: 0,
+                context_management: false,
             }
         );
         let tools = |body: &[u8]| peek_head(body).unwrap().has_tools;
@@ -219,6 +286,16 @@ mod head_tests {
         assert!(!tools(br#"{"tools": [ ] }"#));
         assert!(!tools(br#"{"tools":null}"#));
         assert!(!tools(br#"{"messages":[{"tools":[1]}]}"#));
+        let sized =
+            peek_head(br#"{"system":"abcd","tools":[1,2],"context_management":{"edits":[]}}"#)
+                .unwrap();
+        assert_eq!((sized.system_bytes, sized.tools_bytes), (6, 5));
+        assert!(sized.context_management);
+        assert!(
+            !peek_head(br#"{"context_management":null}"#)
+                .unwrap()
+                .context_management
+        );
         assert_eq!(
             peek_head(br#"{"model":null}"#).unwrap(),
             RequestHead::default()

@@ -52,6 +52,9 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         if let Some(count) = count {
             println!("sessions: {count}");
         }
+        if let Some(sessions) = &sessions {
+            print_contexts(sessions);
+        }
         print_memory(&actors);
     } else {
         println!(
@@ -63,6 +66,49 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the context manager does in the most recent sessions.
+fn print_contexts(sessions: &Value) {
+    let Some(list) = sessions["sessions"].as_array() else {
+        return;
+    };
+    let recent: Vec<&Value> = list
+        .iter()
+        .filter(|s| s["context"]["turns_planned"].as_u64().unwrap_or(0) > 0)
+        .take(5)
+        .collect();
+    if recent.is_empty() {
+        return;
+    }
+    println!("context (most recent sessions):");
+    for session in recent {
+        let c = &session["context"];
+        let id: String = session["id"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(8)
+            .collect();
+        println!(
+            "  {id}  layer {} (floor {}), cap {}, overhead {}, last estimate {} vs actual {}, cache reads {:.0}%, busts {}{}",
+            c["layer"],
+            c["floor"],
+            c["layer0_cap_tokens"],
+            c["overhead_tokens"],
+            c["last_estimate_tokens"],
+            c["last_actual_input_tokens"],
+            c["cache_read_share"].as_f64().unwrap_or(0.0) * 100.0,
+            c["busts"],
+            match c["provider_managed"].as_str() {
+                Some(why) => format!(" — the provider manages it ({why})"),
+                None => String::new(),
+            }
+        );
+        if let Some(reason) = c["reason"].as_str().filter(|r| !r.is_empty()) {
+            println!("            {reason}");
+        }
+    }
 }
 
 /// The memory workers' queue, work done, spend and last error.

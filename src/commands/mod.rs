@@ -9,6 +9,7 @@ mod inspect;
 mod knowledge;
 mod logs;
 mod mcp;
+mod models;
 mod recall;
 mod run;
 mod service;
@@ -41,6 +42,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             data,
         } => inspect::log(&session, json, &data),
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
+        Command::Models { json } => models::models(json),
         Command::Doctor { data } => doctor::doctor(&data),
         Command::Logs {
             follow,

@@ -1,42 +1,42 @@
-//! The LLM routes: parse, identify the session, capture, forward, relay, capture the reply.
+//! The LLM routes: route, parse once, hand the turn to its session, forward what the session
+//! answered, relay, capture the reply.
 //!
 //! Each handler is a thin entry that names its protocol; `handle_llm` does the work. Routing
-//! reads only `model`; the request is then forwarded while the capture (full parse, identity,
-//! session resolution, storage through the session actor) runs beside it, so capture adds
-//! nothing to the time the client waits unless it takes longer than the upstream. When the card
-//! book has cards, the session actor must decide the injection first, so capture runs before
-//! forwarding. Anything that
-//! fails on the gateway's side (an unfamiliar shape, storage, a busy actor) is logged and the
-//! original request is forwarded unchanged: the user's call never fails because of Lore. A body
-//! that is not a JSON object gets a 400 that says so, as the provider would.
+//! reads only `model`; the body is then parsed once and handed to the session's actor, which
+//! answers the body to send (cards injected, the context plan applied) — the original bytes when
+//! nothing changes. A "prompt is too long" answer is retried inside the same request at a higher
+//! context layer (at most twice) before any byte reaches the client. Anything that fails on the
+//! gateway's side (an unfamiliar shape, storage, a busy actor) is logged and the original
+//! request is forwarded unchanged: the user's call never fails because of Lore. A body that is
+//! not a JSON object gets a 400 that says so, as the provider would.
 
-use std::time::Duration;
-
+use actix_web::http::header::HeaderMap;
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 use awc::ClientResponse;
 use bytes::Bytes;
-use futures_util::future::Either;
-use lore_actors::TurnCompleted;
-use lore_proto::{Protocol, parse_response, peek_head};
-use tracing::{debug, warn};
+use lore_actors::turn::ContextInput;
+use lore_actors::{ContextOverflow, TurnCompleted};
+use lore_proto::rebuild::usage::scaled_reply;
+use lore_proto::{Protocol, RequestHead, parse_response, peek_head};
+use tracing::{debug, info, warn};
 
-use crate::gateway::capture::{RequestFacts, Turn, begin_turn, capture_failed};
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
+use crate::gateway::overflow::{MAX_ERROR_BYTES, too_long, with_note};
 use crate::gateway::recall::{self, RecallRun};
 use crate::gateway::relay::{HeldWhileStreaming, Relay};
+use crate::gateway::turn::{self, RequestFacts, Turn, TurnRequest};
 use crate::gateway::upstream::{Ingress, resolve};
 use crate::gateway::worker_route::worker_route;
 use crate::gateway::{access, header_str};
 use crate::http::errors;
 use crate::server::AppState;
 
-/// How long a reply may wait for the capture of its request once the upstream has answered.
-const CAPTURE_GRACE: Duration = Duration::from_millis(250);
-
 /// Largest non-streaming upstream reply read into memory.
 const MAX_REPLY_BYTES: usize = 256 * 1024 * 1024;
+/// Retries of a "prompt is too long" answer at a higher layer, per request.
+const MAX_OVERFLOW_RETRIES: usize = 2;
 
 /// `POST /v1/messages`.
 pub async fn anthropic_messages(
@@ -78,6 +78,36 @@ pub async fn codex_responses(
     handle_llm(req, body, state, client, Protocol::OpenAiResponses, true).await
 }
 
+/// What the context manager needs from the request's headers and head.
+fn context_input(
+    state: &AppState,
+    headers: &HeaderMap,
+    head: &RequestHead,
+    url: &str,
+    previous_response: bool,
+) -> Option<ContextInput> {
+    if !state.config.context.settings.enabled {
+        return None;
+    }
+    let long_context = header_str(headers, "anthropic-beta")
+        .is_some_and(|beta| beta.to_ascii_lowercase().contains("context-1m"));
+    let provider_managed = if previous_response {
+        // The provider holds the earlier turns; Lore cannot see or change them.
+        Some("previous_response_id".to_string())
+    } else if head.context_management {
+        Some("context_management".to_string())
+    } else {
+        None
+    };
+    Some(ContextInput {
+        long_context,
+        native_anthropic: forward::origin(url) == "https://api.anthropic.com",
+        fixed_tokens: ((head.system_bytes + head.tools_bytes) / 4) as u64,
+        provider_managed,
+        budget_pressure: 0.0,
+    })
+}
+
 async fn handle_llm(
     req: HttpRequest,
     body: Bytes,
@@ -90,7 +120,7 @@ async fn handle_llm(
         return refusal;
     }
     let headers = req.headers();
-    // Routing needs only `model`; the full parse for capture runs beside the upstream call.
+    // Routing needs only `model`.
     let head = match peek_head(&body) {
         Ok(head) => head,
         Err(err) => {
@@ -124,61 +154,111 @@ async fn handle_llm(
     } else {
         recall::inject(&state, protocol, &body)
     };
-    let outbound = Outbound {
-        method: Method::POST,
-        url: &resolved.url,
-        client_headers: headers,
-        extra_headers: &state.config.extra_headers,
-        body: with_tool.clone().unwrap_or_else(|| body.clone()),
-    };
-    let book = state
-        .cards
-        .as_ref()
-        .map(|library| (library.current(), library.settings.clone()));
-    let cards_on = book.as_ref().is_some_and(|(book, _)| !book.is_idle());
-    let mut forwarded = outbound.body.clone();
-    // The request is on the activity board before it is forwarded, so no worker call of its
-    // session starts while it is in flight.
-    let facts = || {
-        let route = worker_route(
-            &state.config.memory,
-            protocol,
-            codex,
-            &resolved.url,
-            headers,
-            &state.config.extra_headers,
-            head.model.as_deref(),
-        );
-        RequestFacts::read(headers).with_worker(route, Some(state.board.begin_unresolved()))
-    };
-    let (upstream, turn) = if no_store {
-        (
-            forward::send(&client, &outbound, &state.config.retry).await,
-            None,
-        )
-    } else if cards_on {
-        // Cards may rewrite the request: the session decides first, then it is forwarded.
-        let turn = begin_turn(&state, facts(), body, protocol, book).await;
-        let mut outbound = outbound;
-        if let Some(rewritten) = turn.as_ref().and_then(|turn| turn.body.clone()) {
-            outbound.body = match with_tool {
-                Some(_) => recall::inject(&state, protocol, &rewritten).unwrap_or(rewritten),
-                None => rewritten,
-            };
-        }
-        forwarded = outbound.body.clone();
-        (
-            forward::send(&client, &outbound, &state.config.retry).await,
-            turn,
-        )
+    let outgoing = with_tool.clone().unwrap_or_else(|| body.clone());
+    let turn = if no_store {
+        None
     } else {
-        let send = forward::send(&client, &outbound, &state.config.retry);
-        let capture = begin_turn(&state, facts(), body, protocol, None);
-        forward_while_capturing(send, capture).await
+        // On the board before anything else, so no worker call of its session starts now.
+        let unresolved = state.board.begin_unresolved();
+        match turn::parse(protocol, &body).await {
+            None => None,
+            Some(parsed) => {
+                let facts = RequestFacts::read(headers).with_worker(worker_route(
+                    &state.config.memory,
+                    protocol,
+                    codex,
+                    &resolved.url,
+                    headers,
+                    &state.config.extra_headers,
+                    head.model.as_deref(),
+                ));
+                let cards = state
+                    .cards
+                    .as_ref()
+                    .map(|library| (library.current(), library.settings.clone()))
+                    .filter(|(book, _)| !book.is_idle());
+                let previous_response = parsed.continues_response();
+                let request = TurnRequest {
+                    facts,
+                    protocol,
+                    body: outgoing.clone(),
+                    cards,
+                    context: context_input(
+                        &state,
+                        headers,
+                        &head,
+                        &resolved.url,
+                        previous_response,
+                    ),
+                    unresolved: Some(unresolved),
+                };
+                turn::begin_turn(&state, parsed, request).await
+            }
+        }
     };
-    let upstream = match upstream {
-        Ok(response) => response,
-        Err(err) => return errors::upstream_unreachable(protocol, &err.to_string()),
+    let mut sent = turn
+        .as_ref()
+        .and_then(|turn| turn.plan.body.clone())
+        .unwrap_or(outgoing);
+    let mut retries = 0;
+    let upstream = loop {
+        let outbound = Outbound {
+            method: Method::POST,
+            url: &resolved.url,
+            client_headers: headers,
+            extra_headers: &state.config.extra_headers,
+            body: sent.clone(),
+        };
+        let mut response = match forward::send(&client, &outbound, &state.config.retry).await {
+            Ok(response) => response,
+            Err(err) => return errors::upstream_unreachable(protocol, &err.to_string()),
+        };
+        let Some(turn) = turn
+            .as_ref()
+            .filter(|_| response.status() == StatusCode::BAD_REQUEST)
+        else {
+            break response;
+        };
+        // An error body is small: read it to see whether the prompt was too long.
+        let status = response.status();
+        let error = match response.body().limit(MAX_ERROR_BYTES).await {
+            Ok(error) => error,
+            Err(err) => {
+                return errors::upstream_unreachable(
+                    protocol,
+                    &format!("the upstream error could not be read: {err}"),
+                );
+            }
+        };
+        let Some(overflowed) = too_long(&error) else {
+            return buffered(&response, status, error);
+        };
+        let ratio = overflowed.ratio;
+        let overflow = turn
+            .session()
+            .send(ContextOverflow {
+                turn: turn.completion.turn,
+                ratio,
+                limit: overflowed.limit,
+            })
+            .await
+            .unwrap_or_default();
+        match overflow.body {
+            Some(retry) if retries < MAX_OVERFLOW_RETRIES => {
+                retries += 1;
+                info!(session = %turn.session_id, layer = overflow.layer, ratio, "prompt too long; retrying at a higher context layer");
+                sent = retry;
+            }
+            _ => {
+                warn!(session = %turn.session_id, ratio, "prompt too long even after Lore's retries");
+                let note = if overflow.tried.is_empty() {
+                    "Lore could not make the prompt fit".to_string()
+                } else {
+                    overflow.tried
+                };
+                return buffered(&response, status, with_note(&error, &note));
+            }
+        }
     };
     let recall = with_tool.map(|_| RecallRun {
         state: state.clone(),
@@ -186,32 +266,21 @@ async fn handle_llm(
         url: resolved.url.clone(),
         headers: headers.clone(),
         protocol,
-        body: forwarded,
+        body: sent,
         session_id: turn.as_ref().map(|turn| turn.session_id.clone()),
     });
     respond(upstream, protocol, turn, &state, recall).await
 }
 
-/// Runs the upstream call and the capture side by side. The capture may finish after the
-/// upstream answered, but only within [`CAPTURE_GRACE`]; past that the turn goes uncaptured (the
-/// next request recaptures its messages) rather than holding the reply back.
-async fn forward_while_capturing<S, C>(send: S, capture: C) -> (S::Output, Option<Turn>)
-where
-    S: std::future::Future,
-    C: std::future::Future<Output = Option<Turn>>,
-{
-    let send = std::pin::pin!(send);
-    let capture = std::pin::pin!(capture);
-    match futures_util::future::select(send, capture).await {
-        Either::Left((upstream, capture)) => {
-            let turn = match actix_rt::time::timeout(CAPTURE_GRACE, capture).await {
-                Ok(turn) => turn,
-                Err(_) => capture_failed("capture did not finish in time"),
-            };
-            (upstream, turn)
+/// An upstream answer already read whole, relayed with its status and headers.
+fn buffered(upstream: &ClientResponse, status: StatusCode, body: Bytes) -> HttpResponse {
+    let mut response = HttpResponse::build(status);
+    for (name, value) in upstream.headers() {
+        if forward_response_header(name.as_str()) && name.as_str() != "content-length" {
+            response.append_header((name.clone(), value.clone()));
         }
-        Either::Right((turn, send)) => (send.await, turn),
     }
+    response.body(body)
 }
 
 /// Relays the upstream response: streamed when it is a stream, buffered otherwise.
@@ -223,7 +292,7 @@ async fn respond(
     recall: Option<RecallRun>,
 ) -> HttpResponse {
     // Held until the client has the whole response (streams) or until it is built (JSON).
-    let in_flight = turn.as_mut().and_then(|turn| turn.in_flight.take());
+    let end = turn.as_mut().and_then(|turn| turn.end.take());
     let status = upstream.status();
     let mut response = HttpResponse::build(status);
     for (name, value) in upstream.headers() {
@@ -231,11 +300,13 @@ async fn respond(
             response.append_header((name.clone(), value.clone()));
         }
     }
+    let report_cap = turn.as_ref().and_then(|turn| turn.plan.report_cap);
     if let Some(turn) = &turn {
         response.insert_header(("x-lore-session-id", turn.session_id.as_str()));
+        response.insert_header(("x-lore-context-layer", turn.plan.layer.to_string()));
         // Only a reply the model produced saw the cards.
-        if !turn.injected.is_empty() && status.is_success() {
-            response.insert_header(("x-lore-cards-injected", turn.injected.join(",")));
+        if !turn.plan.injected.is_empty() && status.is_success() {
+            response.insert_header(("x-lore-cards-injected", turn.plan.injected.join(",")));
         }
     }
     let is_stream = upstream
@@ -247,15 +318,22 @@ async fn respond(
         && status.is_success()
     {
         if is_stream {
-            let stream = recall::stream::relay(run, upstream, turn, state.config.keepalive_after);
-            return response.streaming(HeldWhileStreaming::new(Box::pin(stream), in_flight));
+            let stream = recall::stream::relay(
+                run,
+                upstream,
+                turn,
+                state.config.keepalive_after,
+                report_cap,
+            );
+            return response.streaming(HeldWhileStreaming::new(Box::pin(stream), end));
         }
-        return recall::json::respond(run, upstream, turn, response).await;
+        return recall::json::respond(run, upstream, turn, response, report_cap).await;
     }
     if is_stream && status.is_success() {
         let completion = turn.map(|turn| turn.completion);
-        let relay = Relay::new(upstream, protocol, completion, state.config.keepalive_after);
-        return response.streaming(HeldWhileStreaming::new(relay, in_flight));
+        let relay = Relay::new(upstream, protocol, completion, state.config.keepalive_after)
+            .with_usage_cap(report_cap);
+        return response.streaming(HeldWhileStreaming::new(relay, end));
     }
     let body = match upstream.body().limit(MAX_REPLY_BYTES).await {
         Ok(body) => body,
@@ -273,15 +351,21 @@ async fn respond(
             Ok(reply) => turn.completion.session.do_send(TurnCompleted {
                 turn: turn.completion.turn,
                 reply,
+                plan_used: true,
             }),
             Err(err) => {
                 warn!(error = %err, "reply has an unfamiliar shape; relayed without capture")
             }
         }
     }
+    drop(end);
     if status == StatusCode::NO_CONTENT {
         return response.finish();
     }
+    let body = match report_cap.filter(|_| status.is_success()) {
+        Some(cap) => scaled_reply(protocol, &body, cap).map_or(body, Bytes::from),
+        None => body,
+    };
     response.body(body)
 }
 

@@ -40,16 +40,6 @@ pub fn credential_fingerprint<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Stri
     }
 }
 
-/// Fingerprint of a conversation: its first user message and the credential fingerprint.
-/// The model is left out on purpose: switching models mid-conversation is common.
-pub fn conversation_fingerprint(first_user_text: &str, credential: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(first_user_text.as_bytes());
-    hasher.update([0]);
-    hasher.update(credential.as_bytes());
-    hex::encode(&hasher.finalize()[..8])
-}
-
 fn short_hash(bytes: &[u8]) -> String {
     hex::encode(&Sha256::digest(bytes)[..8])
 }
@@ -143,6 +133,7 @@ fn clean_path(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lore_actors::model::conversation_fingerprint;
 
     fn headers<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<&'a str> {
         move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)

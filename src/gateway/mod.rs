@@ -1,7 +1,8 @@
 //! The gateway: everything on the path of an LLM call.
 //!
 //! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
-//! - [`capture`]: parsing, session resolution and the session actor's turn plan (cards).
+//! - [`turn`]: the request parsed once and handed to its session, which answers what to send.
+//! - [`overflow`]: "prompt is too long" answers, their ratio, and the note of what Lore tried.
 //! - [`passthrough`]: every other path, proxied untouched.
 //! - [`forward`]: the upstream client and its retries.
 //! - [`relay`]: chunk-by-chunk relaying with a tee into the stream accumulator.
@@ -13,14 +14,15 @@
 //! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
-pub mod capture;
 pub mod forward;
 pub mod handlers;
 pub mod headers;
 pub mod identity;
+pub mod overflow;
 pub mod passthrough;
 pub mod recall;
 pub mod relay;
+pub mod turn;
 pub mod upstream;
 pub mod worker_route;
 

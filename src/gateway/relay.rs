@@ -6,6 +6,11 @@
 //! request always finds the reply stored), when the upstream ends or breaks, or when the client
 //! goes away (the relay is dropped and the partial reply is stored). After `keepalive_after` of
 //! upstream silence a keepalive is sent, but only between events, never inside one.
+//!
+//! When the session's context is managed, the client must be shown a usage under its own
+//! auto-compaction threshold: the relay then hands the client each event as soon as it is
+//! complete, re-encoded, with the usage of `message_start`/`message_delta` (or the Responses
+//! events) scaled ([`lore_proto::rebuild::usage`]); every other field stays as it came.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -16,11 +21,13 @@ use actix_web::error::PayloadError;
 use bytes::Bytes;
 use futures_util::Stream;
 use lore_actors::{SessionActor, TurnCompleted};
+use lore_proto::rebuild::usage::scaled_event_data;
 use lore_proto::{Protocol, SseDecoder, SseEvent, StreamAccumulator, new_accumulator};
 use tokio::time::{Instant, Sleep};
 use tracing::{debug, warn};
 
 /// Where the rebuilt reply goes.
+#[derive(Clone)]
 pub struct Completion {
     /// The session's actor.
     pub session: Addr<SessionActor>,
@@ -40,6 +47,8 @@ pub struct Relay<S> {
     /// True once the protocol's terminal event went by.
     terminal_seen: bool,
     finished: bool,
+    /// The most input tokens the client may be shown; `Some` relays event by event.
+    usage_cap: Option<u64>,
 }
 
 impl<S> Relay<S>
@@ -63,7 +72,14 @@ where
             keepalive_after,
             terminal_seen: false,
             finished: false,
+            usage_cap: None,
         }
+    }
+
+    /// Shows the client at most `cap` input tokens in the usage it reports.
+    pub fn with_usage_cap(mut self, cap: Option<u64>) -> Self {
+        self.usage_cap = cap;
+        self
     }
 
     fn complete(&mut self) {
@@ -72,18 +88,33 @@ where
             completion.session.do_send(TurnCompleted {
                 turn: completion.turn,
                 reply,
+                plan_used: true,
             });
         }
     }
 
-    fn observe(&mut self, chunk: &[u8]) {
+    /// Feeds the accumulator; with a usage cap, answers the events re-encoded for the client.
+    fn observe(&mut self, chunk: &[u8]) -> Option<Vec<u8>> {
+        let mut out = self.usage_cap.map(|_| Vec::with_capacity(chunk.len() + 64));
         for event in self.decoder.push(chunk) {
             self.accumulator.push(&event);
             if is_terminal(self.protocol, &event) {
                 self.terminal_seen = true;
                 self.complete();
             }
+            if let (Some(out), Some(cap)) = (out.as_mut(), self.usage_cap) {
+                out.extend_from_slice(self.shown(event, cap).as_bytes());
+            }
         }
+        out
+    }
+
+    /// The event as the client sees it: its usage scaled under the cap.
+    fn shown(&self, mut event: SseEvent, cap: u64) -> String {
+        if let Ok(Some(data)) = scaled_event_data(self.protocol, &event.data, cap) {
+            event.data = data;
+        }
+        event.encode()
     }
 }
 
@@ -98,62 +129,76 @@ where
         if this.finished {
             return Poll::Ready(None);
         }
-        match Pin::new(&mut this.upstream).poll_next(cx) {
-            Poll::Ready(Some(Ok(chunk))) => {
-                let deadline = Instant::now() + this.keepalive_after;
-                this.keepalive.as_mut().reset(deadline);
-                this.observe(&chunk);
-                Poll::Ready(Some(Ok(chunk)))
-            }
-            Poll::Ready(Some(Err(err))) => {
-                this.finished = true;
-                warn!(error = %err, "upstream stream broke");
-                let at_boundary = this.decoder.is_at_boundary();
-                this.complete();
-                if at_boundary {
-                    let event = error_event(
-                        this.protocol,
-                        &format!("the upstream stream broke before the reply was complete: {err}"),
-                    );
-                    Poll::Ready(Some(Ok(event)))
-                } else {
-                    Poll::Ready(Some(Err(actix_web::error::ErrorBadGateway(
-                        err.to_string(),
-                    ))))
-                }
-            }
-            Poll::Ready(None) => {
-                this.finished = true;
-                let at_boundary = this.decoder.is_at_boundary();
-                if let Some(event) = this.decoder.finish() {
-                    this.accumulator.push(&event);
-                    this.terminal_seen |= is_terminal(this.protocol, &event);
-                }
-                this.complete();
-                if this.terminal_seen || !at_boundary {
-                    return Poll::Ready(None);
-                }
-                // The upstream closed without finishing the reply: tell the client so it does
-                // not take a truncated answer for a whole one.
-                warn!("upstream stream ended before its terminal event");
-                let event = error_event(
-                    this.protocol,
-                    "the upstream stream ended before the reply was complete",
-                );
-                Poll::Ready(Some(Ok(event)))
-            }
-            Poll::Pending => {
-                if this.keepalive.as_mut().poll(cx).is_ready() {
+        loop {
+            match Pin::new(&mut this.upstream).poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
                     let deadline = Instant::now() + this.keepalive_after;
                     this.keepalive.as_mut().reset(deadline);
-                    // Re-register the timer with the waker before returning.
-                    let _ = this.keepalive.as_mut().poll(cx);
-                    if this.decoder.is_at_boundary() {
-                        debug!("upstream silent; keepalive sent");
-                        return Poll::Ready(Some(Ok(keepalive_bytes(this.protocol))));
+                    match this.observe(&chunk) {
+                        None => return Poll::Ready(Some(Ok(chunk))),
+                        // Event by event: nothing complete yet, read on.
+                        Some(events) if events.is_empty() => continue,
+                        Some(events) => return Poll::Ready(Some(Ok(Bytes::from(events)))),
                     }
                 }
-                Poll::Pending
+                Poll::Ready(Some(Err(err))) => {
+                    this.finished = true;
+                    warn!(error = %err, "upstream stream broke");
+                    let at_boundary = this.decoder.is_at_boundary();
+                    this.complete();
+                    if at_boundary {
+                        let event = error_event(
+                            this.protocol,
+                            &format!(
+                                "the upstream stream broke before the reply was complete: {err}"
+                            ),
+                        );
+                        return Poll::Ready(Some(Ok(event)));
+                    }
+                    return Poll::Ready(Some(Err(actix_web::error::ErrorBadGateway(
+                        err.to_string(),
+                    ))));
+                }
+                Poll::Ready(None) => {
+                    this.finished = true;
+                    let at_boundary = this.decoder.is_at_boundary();
+                    let mut tail = None;
+                    if let Some(event) = this.decoder.finish() {
+                        this.accumulator.push(&event);
+                        this.terminal_seen |= is_terminal(this.protocol, &event);
+                        if let Some(cap) = this.usage_cap {
+                            tail = Some(this.shown(event, cap));
+                        }
+                    }
+                    this.complete();
+                    if let Some(tail) = tail {
+                        return Poll::Ready(Some(Ok(Bytes::from(tail))));
+                    }
+                    if this.terminal_seen || !at_boundary {
+                        return Poll::Ready(None);
+                    }
+                    // The upstream closed without finishing the reply: tell the client so it does
+                    // not take a truncated answer for a whole one.
+                    warn!("upstream stream ended before its terminal event");
+                    let event = error_event(
+                        this.protocol,
+                        "the upstream stream ended before the reply was complete",
+                    );
+                    return Poll::Ready(Some(Ok(event)));
+                }
+                Poll::Pending => {
+                    if this.keepalive.as_mut().poll(cx).is_ready() {
+                        let deadline = Instant::now() + this.keepalive_after;
+                        this.keepalive.as_mut().reset(deadline);
+                        // Re-register the timer with the waker before returning.
+                        let _ = this.keepalive.as_mut().poll(cx);
+                        if this.decoder.is_at_boundary() {
+                            debug!("upstream silent; keepalive sent");
+                            return Poll::Ready(Some(Ok(keepalive_bytes(this.protocol))));
+                        }
+                    }
+                    return Poll::Pending;
+                }
             }
         }
     }
@@ -171,6 +216,7 @@ impl<S> Drop for Relay<S> {
             completion.session.do_send(TurnCompleted {
                 turn: completion.turn,
                 reply,
+                plan_used: true,
             });
         }
     }

@@ -3,7 +3,7 @@
 use actix_web::{guard, web};
 
 use crate::gateway::{handlers, passthrough};
-use crate::{api, import_api, knowledge, memory_api, recall};
+use crate::{api, import_api, knowledge, memory_api, recall, session_api};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -34,6 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::scope("/api/v1")
             .route("/sessions", web::get().to(api::list_sessions))
+            .route("/sessions/{id}", web::get().to(session_api::show))
             .route(
                 "/sessions/{id}/messages",
                 web::get().to(api::session_messages),

@@ -228,6 +228,7 @@ impl Store {
             record.path.push(PathEntry {
                 seq,
                 identity: stored.identity,
+                tokens: 0,
             });
             added.push(stored);
         }

@@ -6,6 +6,7 @@
 //!
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
+//! - [`context`] is the persisted state of a session's context manager.
 //! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
@@ -13,6 +14,7 @@
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
+pub mod context;
 pub mod error;
 pub mod import;
 pub mod index;
@@ -23,6 +25,7 @@ pub mod store;
 pub mod vault;
 pub mod vectors;
 
+pub use context::ContextRecord;
 pub use error::{StorageError, StorageErrorKind};
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};

@@ -33,6 +33,10 @@ pub struct PathEntry {
     pub seq: u64,
     /// Lenient identity of the message (see `lore_proto::Message::identity`).
     pub identity: [u8; 16],
+    /// Estimated prompt tokens of the message (0 when not estimated yet), so a restart does
+    /// not tokenize the whole history again.
+    #[serde(default)]
+    pub tokens: u32,
 }
 
 /// A rewrite of history by the client: positions from `at_position` on were replaced.
@@ -112,6 +116,9 @@ pub struct SessionRecord {
     /// Card injections still replayed on every request (the dedupe ledger).
     #[serde(default)]
     pub card_ledger: Vec<LedgerEntry>,
+    /// The context manager's state (layer, floors, calibration, frozen prefix, pins).
+    #[serde(default)]
+    pub context: crate::context::ContextRecord,
 }
 
 impl SessionRecord {
@@ -136,6 +143,7 @@ impl SessionRecord {
             usage: Usage::default(),
             turns: 0,
             card_ledger: Vec::new(),
+            context: crate::context::ContextRecord::default(),
         }
     }
 
@@ -206,6 +214,7 @@ mod tests {
         record.path.push(PathEntry {
             seq: 3,
             identity: [7; 16],
+            tokens: 0,
         });
         record.forks.push(ForkRecord {
             at_position: 1,

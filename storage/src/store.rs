@@ -327,6 +327,7 @@ mod tests {
             record.path.push(PathEntry {
                 seq: stored.seq,
                 identity: stored.identity,
+                tokens: 0,
             });
         }
         record.next_seq = 2;

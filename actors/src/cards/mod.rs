@@ -11,7 +11,7 @@
 //! - `segment`: word boundaries of a message (UAX #29 for spaced scripts, jieba-rs for Han and kana).
 //! - `term`: one compiled term (literal or `/regex/flags`) and where it hits.
 //! - [`render`]: the card and block renderers, and [`strip_markers`] for our own injected blocks.
-//! - [`tokens`]: [`TokenCounter`] and the o200k_base [`BpeTokenCounter`].
+//! - token counting is [`crate::tokens`], the one estimator of the crate (re-exported here).
 //! - [`candidates`](mod@candidates): proper nouns in the conversation that deserve a card.
 
 pub mod book;
@@ -23,17 +23,16 @@ mod pack;
 pub mod render;
 mod segment;
 mod term;
-pub mod tokens;
 
 #[cfg(test)]
 mod tests;
 
 use serde::Serialize;
 
+pub use crate::tokens::{BpeTokenCounter, TokenCounter};
 pub use candidates::candidates;
 pub use engine::consult;
 pub use render::{MARKER_PREFIX, render_block, strip_markers};
-pub use tokens::{BpeTokenCounter, TokenCounter};
 
 /// Largest scan depth in turns (a turn = a user and an assistant message).
 pub const MAX_SCAN_DEPTH: u8 = 10;

@@ -68,6 +68,13 @@ pub fn annotate_tool_output(output: &str) -> String {
     note
 }
 
+/// True when a line of `text` reads like an error (error, failed, panic, traceback, …).
+pub fn has_error_line(text: &str) -> bool {
+    ERROR_LINE
+        .as_ref()
+        .is_some_and(|re| text.lines().any(|line| re.is_match(line)))
+}
+
 /// Up to `limit` distinct file paths in a text, in order of appearance.
 pub fn paths_in(text: &str, limit: usize) -> Vec<String> {
     let Some(re) = PATH.as_ref() else {

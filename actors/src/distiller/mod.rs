@@ -3,8 +3,11 @@
 //!
 //! It polls the [`ActivityBoard`] every `tick`. A session is due when it is *idle* (no request
 //! for `idle_after` and its last reply did not stop for a tool call), when its undistilled
-//! tokens pass `max_segment_tokens`, or when `curate_after_turns` turns passed since its last
-//! curation; in every case no request of the session may be in flight, and every worker call
+//! tokens pass `max_segment_tokens`, when `curate_after_turns` turns passed since its last
+//! curation, when its context manager asks for logs ahead of need (its raw history passed half
+//! of its layer-0 cap), or when its prompt cache went cold with enough logs to consolidate —
+//! consolidations rewrite the distilled prefix, so they run only then. In every case no request
+//! of the session may be in flight, and every worker call
 //! checks that again right before it starts. One job runs at a time (the worker calls of a
 //! machine's sessions queue behind each other); a failed job waits `retry_after` before the
 //! session is tried again, and a refused credential pauses the session until a request brings
@@ -95,6 +98,22 @@ enum Trigger {
     Idle,
     SegmentCap,
     TurnsDue,
+    /// The context manager wants logs before its next turns need them.
+    Ahead,
+    /// The prompt cache went cold and enough logs wait to be consolidated.
+    Cold,
+}
+
+/// A session waiting for its job.
+#[derive(Debug)]
+struct Queued {
+    session_id: String,
+    route: Arc<WorkerRoute>,
+    trigger: Trigger,
+    turns: u64,
+    /// The session's prompt cache had expired when it was queued: its logs may be
+    /// consolidated (which rewrites the distilled prefix).
+    cold: bool,
 }
 
 /// What the Distiller remembers of a session between ticks.
@@ -106,6 +125,10 @@ struct Seen {
     idle_done_turns: Option<u64>,
     /// Board turn count at the last curation.
     curated_turns: u64,
+    /// Board turn count when distillation ahead of need was last considered.
+    ahead_turns: Option<u64>,
+    /// Board turn count when a cold cache was last checked for a consolidation.
+    cold_turns: Option<u64>,
     /// Not before this time (after a failure).
     retry_at: Option<Instant>,
     /// Failed jobs in a row.
@@ -152,7 +175,7 @@ pub struct Distiller {
     curator: Option<Addr<Curator>>,
     client: Option<Rc<WorkerClient>>,
     seen: HashMap<String, Seen>,
-    queue: VecDeque<(String, Arc<WorkerRoute>, Trigger, u64)>,
+    queue: VecDeque<Queued>,
     counters: DistillerCounters,
 }
 
@@ -207,6 +230,19 @@ impl Distiller {
                 Some(Trigger::Idle)
             } else if session.turns >= seen.curated_turns + self.settings.curate_after_turns {
                 Some(Trigger::TurnsDue)
+            } else if session.distil_ahead && seen.ahead_turns != Some(session.turns) {
+                seen.ahead_turns = Some(session.turns);
+                let pending = observe::pending_tokens(
+                    &self.store,
+                    &session.session_id,
+                    self.settings.tool_output_max_chars,
+                );
+                matches!(pending, Ok(tokens) if tokens >= self.settings.min_tokens)
+                    .then_some(Trigger::Ahead)
+            } else if session.cache_cold && seen.cold_turns != Some(session.turns) {
+                seen.cold_turns = Some(session.turns);
+                reflect::due(&self.store, &session.session_id, &self.settings)
+                    .then_some(Trigger::Cold)
             } else if seen.checked_turns != Some(session.turns) {
                 seen.checked_turns = Some(session.turns);
                 let pending = observe::pending_tokens(
@@ -226,8 +262,13 @@ impl Distiller {
             };
             if let Some(trigger) = trigger {
                 seen.queued = true;
-                self.queue
-                    .push_back((session.session_id, session.route, trigger, session.turns));
+                self.queue.push_back(Queued {
+                    session_id: session.session_id,
+                    route: session.route,
+                    trigger,
+                    turns: session.turns,
+                    cold: session.cache_cold,
+                });
             }
         }
         self.counters.queued = self.queue.len();
@@ -238,7 +279,14 @@ impl Distiller {
         if self.counters.running.is_some() {
             return;
         }
-        let Some((session_id, route, trigger, turns)) = self.queue.pop_front() else {
+        let Some(Queued {
+            session_id,
+            route,
+            trigger,
+            turns,
+            cold,
+        }) = self.queue.pop_front()
+        else {
             return;
         };
         self.counters.queued = self.queue.len();
@@ -251,8 +299,8 @@ impl Distiller {
         };
         self.counters.running = Some(session_id.clone());
         let curator = self.curator.clone();
-        let curate = trigger != Trigger::SegmentCap;
-        let work = async move { run_job(job, curator, curate, route, give_up).await };
+        let curate = matches!(trigger, Trigger::Idle | Trigger::TurnsDue);
+        let work = async move { run_job(job, curator, curate, cold, route, give_up).await };
         ctx.spawn(work.into_actor(self).map(move |outcome, actor, ctx| {
             actor.finish(&session_id, trigger, turns, outcome);
             ctx.notify(Poke);
@@ -312,6 +360,7 @@ async fn run_job(
     job: Job,
     curator: Option<Addr<Curator>>,
     curate: bool,
+    cold: bool,
     route: Arc<WorkerRoute>,
     give_up: bool,
 ) -> JobOutcome {
@@ -326,11 +375,14 @@ async fn run_job(
             return outcome;
         }
     }
-    match reflect::consolidate(&job).await {
-        Ok(written) => outcome.consolidations = u64::from(written.is_some()),
-        Err(stop) => {
-            outcome.stop = Some(stop);
-            return outcome;
+    // A consolidation rewrites the session's distilled prefix: only while its cache is cold.
+    if cold {
+        match reflect::consolidate(&job).await {
+            Ok(written) => outcome.consolidations = u64::from(written.is_some()),
+            Err(stop) => {
+                outcome.stop = Some(stop);
+                return outcome;
+            }
         }
     }
     if let (true, Some(curator)) = (curate, curator) {

@@ -16,6 +16,27 @@ const RETRY_AFTER_LOGS: u64 = 5;
 
 /// Consolidates when the live generation-0 logs reach the threshold, keeping the newest
 /// `keep_recent`; returns the new consolidation, if one was written.
+/// True when the session has enough live generation-0 logs for a consolidation.
+pub fn due(
+    store: &lore_storage::Store,
+    session_id: &str,
+    settings: &super::MemorySettings,
+) -> bool {
+    let Ok(state) = store.distill_state(session_id) else {
+        return false;
+    };
+    if state.consolidate_after_n > state.next_n {
+        return false;
+    }
+    store.session_distillations(session_id).is_ok_and(|rows| {
+        let live = rows
+            .iter()
+            .filter(|d| d.generation == 0 && !d.archived)
+            .count();
+        live >= settings.meta_threshold && live > settings.keep_recent
+    })
+}
+
 pub async fn consolidate(job: &Job) -> Result<Option<Distillation>, Stop> {
     let settings = &job.settings;
     let state = job.store.distill_state(&job.session_id)?;

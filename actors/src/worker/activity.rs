@@ -30,7 +30,15 @@ struct SessionActivity {
     /// Fingerprint of a route the provider refused; that route is not used again.
     refused: Option<[u8; 16]>,
     turns: u64,
+    /// The context manager wants the session distilled ahead of need.
+    distil_ahead: bool,
+    /// How long the session's prompt cache lives (consolidations wait until it went cold).
+    cache_ttl: Duration,
 }
+
+/// How long a session's prompt cache is taken to live until its context manager says: nothing
+/// of ours depends on it when the gateway does not manage the session's context.
+const DEFAULT_CACHE_TTL: Duration = Duration::ZERO;
 
 /// A session ready for background work.
 #[derive(Debug, Clone)]
@@ -44,6 +52,11 @@ pub struct IdleSession {
     /// True when the session has been quiet for the idle timeout and its last reply did not
     /// stop for a tool call.
     pub idle: bool,
+    /// The context manager asked for distillation ahead of need.
+    pub distil_ahead: bool,
+    /// True once the session's prompt cache has expired: rewriting its prefix (a
+    /// consolidation) costs nothing more.
+    pub cache_cold: bool,
 }
 
 /// Shared by the HTTP handlers (writers) and the memory workers (readers).
@@ -106,6 +119,8 @@ impl ActivityBoard {
                 route: None,
                 refused: None,
                 turns: 0,
+                distil_ahead: false,
+                cache_ttl: DEFAULT_CACHE_TTL,
             });
         activity.in_flight += 1;
         activity.last_active = Instant::now();
@@ -135,6 +150,8 @@ impl ActivityBoard {
                 route: Some(Arc::new(route)),
                 refused: None,
                 turns: 0,
+                distil_ahead: false,
+                cache_ttl: DEFAULT_CACHE_TTL,
             });
     }
 
@@ -145,6 +162,15 @@ impl ActivityBoard {
             activity.last_stop_tool = tool_call;
             activity.last_active = Instant::now();
             activity.turns += 1;
+        }
+    }
+
+    /// What the session's context manager says: whether it wants distillation ahead of need,
+    /// and how long its prompt cache lives.
+    pub fn context_report(&self, session_id: &str, distil_ahead: bool, cache_ttl: Duration) {
+        if let Some(activity) = self.lock().get_mut(session_id) {
+            activity.distil_ahead = distil_ahead;
+            activity.cache_ttl = cache_ttl;
         }
     }
 
@@ -198,6 +224,8 @@ impl ActivityBoard {
                         (!activity.last_stop_tool && quiet >= idle_after)
                             || quiet >= idle_after.saturating_mul(TOOL_WAIT_FACTOR)
                     },
+                    distil_ahead: activity.distil_ahead,
+                    cache_cold: now.duration_since(activity.last_active) >= activity.cache_ttl,
                 })
             })
             .collect()

@@ -8,6 +8,7 @@
 //! message, never a request header.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use awc::error::SendRequestError;
@@ -15,8 +16,8 @@ use bytes::Bytes;
 use lore_storage::memory::UsageTotals;
 use serde_json::Value;
 
-use super::pricing::{self, Price};
 use super::{WorkerCall, WorkerReply, WorkerRoute, wire};
+use crate::catalogue::{self, Catalogue, Price};
 use crate::error::ActorError;
 
 /// Largest reply body read (a worker reply is a few KB).
@@ -36,8 +37,10 @@ pub struct WorkerSettings {
     pub max_delay: Duration,
     /// Deadline of one attempt, reply body included.
     pub attempt_timeout: Duration,
-    /// `LORE_WORKER_PRICE`: a price that replaces the table's.
+    /// `LORE_WORKER_PRICE`: a price that replaces the catalogue's.
     pub price_override: Option<Price>,
+    /// The model catalogue (with `LORE_MODEL_OVERRIDES`) the calls are priced from.
+    pub catalogue: Arc<Catalogue>,
 }
 
 impl Default for WorkerSettings {
@@ -48,6 +51,7 @@ impl Default for WorkerSettings {
             max_delay: Duration::from_secs(30),
             attempt_timeout: Duration::from_secs(120),
             price_override: None,
+            catalogue: Catalogue::builtin(),
         }
     }
 }
@@ -256,10 +260,10 @@ impl WorkerClient {
         let price = self
             .settings
             .price_override
-            .unwrap_or_else(|| pricing::price_for(&model));
+            .unwrap_or_else(|| self.settings.catalogue.lookup(&model).price);
         let usage = UsageTotals {
             calls: 1,
-            cost_usd: pricing::cost(&usage, price),
+            cost_usd: catalogue::cost(&usage, price),
             ..usage
         };
         Ok(WorkerReply { text, model, usage })

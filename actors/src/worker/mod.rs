@@ -11,13 +11,12 @@
 //!   exponential backoff, `retry-after` honoured) and 401/403 reported as a stale credential.
 //! - [`wire`]: request bodies and reply parsing for Anthropic Messages, OpenAI Chat and OpenAI
 //!   Responses (OpenRouter gets `provider: {sort: "price"}`).
-//! - [`pricing`]: per-model prices and the cost of one call's usage.
+//! - prices come from [`crate::catalogue`], the one model catalogue.
 //! - [`activity`]: the `ActivityBoard`, which knows which sessions have a request in flight and
 //!   when each was last active, so background work never overlaps a session's request.
 
 pub mod activity;
 pub mod client;
-pub mod pricing;
 pub mod wire;
 
 use std::fmt;

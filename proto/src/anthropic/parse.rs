@@ -26,7 +26,8 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
     ensure_object(body)?;
     let req: Req<'_> = serde_json::from_str(utf8(body)?)?;
     let mut messages = Vec::new();
-    for mut m in req.messages.unwrap_or_default() {
+    let mut items = Vec::new();
+    for (index, mut m) in req.messages.unwrap_or_default().into_iter().enumerate() {
         let role = match role_of(&m)? {
             "assistant" => Role::Assistant,
             "system" => Role::System,
@@ -40,6 +41,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
             }],
         };
         messages.push(Message { role, parts });
+        items.push(index as u32);
     }
     Ok(CanonicalRequest {
         model: req.model.map(Str::into_string),
@@ -48,6 +50,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
         messages,
         tool_count: req.tools.map_or(0, |t| t.len()),
         previous_response_id: None,
+        items,
     })
 }
 

@@ -27,7 +27,8 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
     let req: Req<'_> = serde_json::from_str(utf8(body)?)?;
     let mut system: Vec<String> = Vec::new();
     let mut messages = Vec::new();
-    for mut m in req.messages.unwrap_or_default() {
+    let mut items = Vec::new();
+    for (index, mut m) in req.messages.unwrap_or_default().into_iter().enumerate() {
         let role = match role_of(&m)? {
             "system" | "developer" => {
                 system.push(
@@ -49,6 +50,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
                 is_error: false,
             };
             messages.push(Message::new(role, vec![part]));
+            items.push(index as u32);
             continue;
         }
         let mut parts = Vec::new();
@@ -74,6 +76,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
             parts.extend(calls.into_iter().map(tool_call));
         }
         messages.push(Message::new(role, parts));
+        items.push(index as u32);
     }
     Ok(CanonicalRequest {
         model: req.model.map(Str::into_string),
@@ -82,6 +85,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
         messages,
         tool_count: req.tools.map_or(0, |t| t.len()) + req.functions.map_or(0, |f| f.len()),
         previous_response_id: None,
+        items,
     })
 }
 

@@ -30,6 +30,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
     let req: Req<'_> = serde_json::from_str(utf8(body)?)?;
     let mut system: Vec<String> = req.instructions.map(Str::into_string).into_iter().collect();
     let mut messages = Vec::new();
+    let mut items = Vec::new();
     match req.input {
         None | Some(Fast::Scalar(serde_json::Value::Null)) => {}
         Some(Fast::Str(s)) => {
@@ -40,10 +41,11 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
                 }],
             ));
         }
-        Some(Fast::List(items)) => {
-            for item in items {
+        Some(Fast::List(list)) => {
+            for (index, item) in list.into_iter().enumerate() {
                 if let Some(message) = item_message(item, &mut system)? {
                     messages.push(message);
+                    items.push(index as u32);
                 }
             }
         }
@@ -60,6 +62,7 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
         messages,
         tool_count: req.tools.map_or(0, |t| t.len()),
         previous_response_id: req.previous_response_id.map(Str::into_string),
+        items,
     })
 }
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use tracing::warn;
 
 use super::{LegCall, MAX_RECALL_DEPTH, Prefix, RecallRun, add_usage};
-use crate::gateway::capture::Turn;
+use crate::gateway::turn::Turn;
 
 /// Largest reply read into memory.
 const MAX_REPLY_BYTES: usize = 256 * 1024 * 1024;
@@ -27,9 +27,11 @@ pub(crate) async fn respond(
     mut upstream: ClientResponse,
     turn: Option<Turn>,
     mut response: HttpResponseBuilder,
+    usage_cap: Option<u64>,
 ) -> HttpResponse {
     let protocol = run.protocol;
     let mut completion = turn.map(|turn| turn.completion);
+    let mut last = completion.clone();
     let mut merged: Option<Value> = None;
     let mut invoked = false;
     let mut depth = 0;
@@ -47,6 +49,7 @@ pub(crate) async fn respond(
             completion.session.do_send(TurnCompleted {
                 turn: completion.turn,
                 reply,
+                plan_used: true,
             });
         }
         let Ok(mut reply) = serde_json::from_slice::<Value>(&body) else {
@@ -70,10 +73,11 @@ pub(crate) async fn respond(
         if !continuing {
             break;
         }
-        match run.follow_up(leg.prefix, &records).await {
+        match run.follow_up(leg.prefix, &records, last.as_ref()).await {
             Ok((next, turn)) => {
                 upstream = next;
-                completion = turn.map(|turn| turn.completion);
+                completion = turn;
+                last = completion.clone();
                 depth += 1;
             }
             Err(err) => {
@@ -90,7 +94,12 @@ pub(crate) async fn respond(
         response.insert_header(("x-lore-recall-invoked", "true"));
     }
     response.insert_header(("content-type", "application/json"));
-    response.body(Bytes::from(merged.to_string()))
+    let body = merged.to_string().into_bytes();
+    let body = match usage_cap {
+        Some(cap) => lore_proto::rebuild::usage::scaled_reply(protocol, &body, cap).unwrap_or(body),
+        None => body,
+    };
+    response.body(Bytes::from(body))
 }
 
 /// What one reply held: its recall calls (already swapped for markers) and the follow-up prefix.

@@ -33,8 +33,8 @@ use lore_storage::now_ms;
 use serde_json::Value;
 use tracing::{debug, warn};
 
-use crate::gateway::capture::{RequestFacts, Turn, begin_turn};
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
+use crate::gateway::relay::Completion;
 use crate::server::AppState;
 
 /// Most follow-ups one client response may take.
@@ -117,22 +117,41 @@ impl RecallRun {
         &mut self,
         prefix: Prefix,
         records: &[RecallRecord],
-    ) -> Result<(ClientResponse, Option<Turn>), String> {
+        continued: Option<&Completion>,
+    ) -> Result<(ClientResponse, Option<Completion>), String> {
         let body = match prefix {
             Prefix::Blocks(blocks) => anthropic_followup(&self.body, &blocks, records),
             Prefix::Text(text) => chat_followup(&self.body, &text, records),
             Prefix::Items(items) => responses_followup(&self.body, &items, records),
         }
         .map_err(|err| err.to_string())?;
+        let before = lore_proto::parse_request(self.protocol, &self.body)
+            .map(|request| request.messages.len())
+            .unwrap_or(0);
         self.body = Bytes::from(body);
-        let turn = begin_turn(
-            &self.state,
-            RequestFacts::read(&self.headers),
-            self.body.clone(),
-            self.protocol,
-            None,
-        )
-        .await;
+        // The session stores what the follow-up adds (the recall call and its result) on its
+        // own history, as the continuation of the same turn.
+        let turn = match continued {
+            Some(completion) => {
+                let appended = lore_proto::parse_request(self.protocol, &self.body)
+                    .map(|request| request.messages.into_iter().skip(before).collect())
+                    .unwrap_or_default();
+                let opened = completion
+                    .session
+                    .send(lore_actors::FollowUp {
+                        after: completion.turn,
+                        appended,
+                    })
+                    .await
+                    .ok()
+                    .flatten();
+                opened.map(|turn| Completion {
+                    session: completion.session.clone(),
+                    turn,
+                })
+            }
+            None => None,
+        };
         let outbound = Outbound {
             method: Method::POST,
             url: &self.url,

@@ -18,8 +18,8 @@ use super::anthropic_leg::AnthropicLeg;
 use super::chat_leg::ChatLeg;
 use super::responses_leg::ResponsesLeg;
 use super::{LegCall, MAX_RECALL_DEPTH, Prefix, RecallRun};
-use crate::gateway::capture::Turn;
 use crate::gateway::relay::{Completion, error_event, keepalive_bytes};
+use crate::gateway::turn::Turn;
 
 /// Events buffered between the task and the client.
 const CHANNEL_DEPTH: usize = 64;
@@ -30,11 +30,34 @@ pub(crate) fn relay(
     first: ClientResponse,
     turn: Option<Turn>,
     keepalive_after: Duration,
+    usage_cap: Option<u64>,
 ) -> impl Stream<Item = Result<Bytes, actix_web::Error>> {
     let (sender, mut receiver) = mpsc::channel::<Bytes>(CHANNEL_DEPTH);
     let completion = turn.map(|turn| turn.completion);
+    let protocol = run.protocol;
     actix_rt::spawn(drive(run, first, completion, sender, keepalive_after));
-    futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx).map(|item| item.map(Ok)))
+    let receiver_stream = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+    receiver_stream.map(move |item| Ok(scale_usage(protocol, item, usage_cap)))
+}
+
+/// An event bound for the client with its usage scaled under the cap.
+fn scale_usage(protocol: Protocol, item: Bytes, cap: Option<u64>) -> Bytes {
+    let Some(cap) = cap else {
+        return item;
+    };
+    let mut decoder = SseDecoder::new();
+    let events = decoder.push(&item);
+    if events.len() != 1 || !decoder.is_at_boundary() {
+        return item;
+    }
+    let mut event = events.into_iter().next().unwrap_or_default();
+    match lore_proto::rebuild::usage::scaled_event_data(protocol, &event.data, cap) {
+        Ok(Some(data)) => {
+            event.data = data;
+            Bytes::from(event.encode())
+        }
+        _ => item,
+    }
 }
 
 /// One leg, in either protocol.
@@ -129,6 +152,7 @@ async fn drive(
     let protocol = run.protocol;
     let mut leg = Leg::first(protocol);
     let mut depth = 0;
+    let mut last = completion.clone();
     loop {
         let pumped = pump(
             &mut upstream,
@@ -161,10 +185,11 @@ async fn drive(
             send_all(&sender, leg.closing()).await;
             return;
         }
-        match run.follow_up(leg.prefix(), &records).await {
+        match run.follow_up(leg.prefix(), &records, last.as_ref()).await {
             Ok((response, turn)) => {
                 upstream = response;
-                completion = turn.map(|turn| turn.completion);
+                completion = turn;
+                last = completion.clone();
                 leg = leg.next();
                 depth += 1;
             }
@@ -233,6 +258,7 @@ fn complete(completion: Option<Completion>, accumulator: &dyn StreamAccumulator)
         completion.session.do_send(TurnCompleted {
             turn: completion.turn,
             reply: accumulator.reply(),
+            plan_used: true,
         });
     }
 }

@@ -11,7 +11,8 @@ use crate::helpers::*;
 #[test]
 fn sixty_turns_distil_at_the_thresholds_and_consolidation_keeps_the_five_newest() {
     let upstream = FakeUpstream::start();
-    let gateway = memory_gateway(&upstream, &[]);
+    // Without context management a consolidation need not wait for the prompt cache to expire.
+    let gateway = memory_gateway(&upstream, &[("LORE_CONTEXT", "off")]);
     let mut chat = Conversation::new(&gateway, "memory-sixty");
     let say = |burst: usize, turn: usize| {
         format!(

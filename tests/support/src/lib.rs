@@ -20,11 +20,13 @@
 
 mod anthropic;
 pub mod cache_oracle;
+mod context_limit;
 mod directives;
 pub mod http_client;
 mod inflight;
 pub mod lore_process;
 mod openai;
+mod pairing;
 mod recording;
 mod responses;
 pub mod retrieval;
@@ -154,6 +156,11 @@ impl FakeUpstream {
         lock(&self.shared.observations).clone()
     }
 
+    /// Prompts the fake refused as too long for their model: (model, tokens, limit).
+    pub fn overflows(&self) -> Vec<(String, u64, u64)> {
+        lock(&self.shared.overflows).clone()
+    }
+
     /// Queues a scripted worker reply; only worker calls (`User-Agent: lore-worker/…`)
     /// consume these, in order, and they never consume [`FakeUpstream::push`]'s scripts.
     pub fn push_worker(&self, script: WorkerScript) {
@@ -205,6 +212,13 @@ pub struct BinaryOptions {
     pub stream_events: Option<usize>,
     /// Fixed reply text.
     pub text: Option<String>,
+    /// Context windows by model-name prefix (`--context-limit MODEL=TOKENS`).
+    pub context_limits: Vec<(String, u64)>,
+}
+
+/// Reads one `--context-limit MODEL=TOKENS` value.
+pub fn parse_context_limit(text: &str) -> Result<(String, u64), String> {
+    context_limit::parse_limit(text)
 }
 
 /// Runs a non-recording server on the current thread until the process is signalled.
@@ -218,6 +232,7 @@ pub fn serve_forever(
         default_text: opts.text,
         stream_events: opts.stream_events,
         record: false,
+        context_limits: opts.context_limits,
     };
     let shared = actix_web::web::Data::from(Arc::new(Shared::new(settings)));
     actix_rt::System::new().block_on(async move {

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! lore-fake-upstream [--port N] [--host 127.0.0.1] [--event-interval-ms N]
-//!                    [--stream-events N] [--text T] [--workers N]
+//!                    [--stream-events N] [--text T] [--workers N] [--context-limit MODEL=TOKENS]…
 //! ```
 //! Prints exactly one line `listening on http://HOST:PORT` to stdout, then serves the
 //! default reply (no scripts, no request recording) until killed.
@@ -13,7 +13,7 @@ use std::io::Write;
 use std::time::Duration;
 
 const USAGE: &str = "usage: lore-fake-upstream [--port N] [--host 127.0.0.1] [--event-interval-ms N] \
-[--stream-events N] [--text T] [--workers N]";
+[--stream-events N] [--text T] [--workers N] [--context-limit MODEL=TOKENS]";
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<BinaryOptions> {
     let mut opts = BinaryOptions::default();
@@ -42,6 +42,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<BinaryOp
             "--stream-events" => opts.stream_events = Some(value()?.parse()?),
             "--text" => opts.text = Some(value()?),
             "--workers" => opts.serve.workers = value()?.parse()?,
+            "--context-limit" => opts.context_limits.push(
+                lore_test_support::parse_context_limit(&value()?).map_err(anyhow::Error::msg)?,
+            ),
             other => anyhow::bail!("unknown argument {other}\n{USAGE}"),
         }
     }

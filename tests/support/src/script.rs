@@ -15,6 +15,9 @@ pub struct FakeConfig {
     pub event_interval: Duration,
     /// Reply text when the script queue is empty; `None` means `"ok: " + last user text`.
     pub default_text: Option<String>,
+    /// Context windows by model-name prefix: a longer prompt gets the provider's "too long"
+    /// error (tokens as the cache oracle counts them).
+    pub context_limits: Vec<(String, u64)>,
 }
 
 /// One scripted behaviour, consumed by exactly one LLM request (FIFO).
@@ -96,6 +99,8 @@ pub(crate) struct Settings {
     pub stream_events: Option<usize>,
     /// Record requests and cache observations (the benchmark binary turns this off).
     pub record: bool,
+    /// Context windows by model-name prefix.
+    pub context_limits: Vec<(String, u64)>,
 }
 
 impl Settings {
@@ -105,6 +110,7 @@ impl Settings {
             default_text: config.default_text.clone(),
             stream_events: None,
             record: true,
+            context_limits: config.context_limits.clone(),
         }
     }
 }

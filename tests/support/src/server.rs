@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     pub worker_calls: Mutex<Vec<WorkerCallRecord>>,
     /// Conversation (non-worker) requests whose response is not completely sent.
     pub in_flight: InFlight,
+    /// Prompts refused as too long: (model, tokens, limit).
+    pub overflows: Mutex<Vec<(String, u64, u64)>>,
     counter: AtomicU64,
 }
 
@@ -52,6 +54,7 @@ impl Shared {
             worker_scripts: Mutex::new(VecDeque::new()),
             worker_calls: Mutex::new(Vec::new()),
             in_flight: InFlight::default(),
+            overflows: Mutex::new(Vec::new()),
             counter: AtomicU64::new(0),
         }
     }
@@ -108,7 +111,7 @@ pub(crate) fn bind(
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Protocol {
+pub enum Protocol {
     Anthropic,
     Chat,
     Responses,
@@ -280,6 +283,10 @@ async fn llm(
         Ok(v) => v,
         Err(e) => return bad_request(proto, n, format!("fake upstream: body is not JSON: {e}")),
     };
+    // Unpaired tool calls and results get the provider's own refusal.
+    if let Err(complaint) = crate::pairing::check(proto, &json_body) {
+        return bad_request(proto, n, complaint);
+    }
     let next = lock(&shared.scripts).pop_front();
     let last_user = match proto {
         Protocol::Anthropic => anthropic::last_user_text(&json_body),
@@ -308,13 +315,26 @@ async fn llm(
         .or_else(|| header(req, "authorization"))
         .unwrap_or_default();
     let key: CacheKey = (credential, model.clone());
+    let limit = crate::context_limit::limit_for(&shared.settings.context_limits, &model);
     let usage: PromptUsage = {
         let mut oracle = lock(&shared.oracle);
-        match proto {
+        let mut count = |commit: bool| match proto {
             Protocol::Anthropic => oracle.anthropic(&key, &json_body, commit),
             Protocol::Chat => oracle.openai_chat(&key, &json_body, commit),
             Protocol::Responses => oracle.openai_responses(&key, &json_body, commit),
+        };
+        // Over the model's window: the provider's own refusal, nothing cached.
+        if let Some(limit) = limit {
+            let total = count(false).total;
+            if total > limit {
+                drop(oracle);
+                if shared.settings.record {
+                    lock(&shared.overflows).push((model.clone(), total, limit));
+                }
+                return crate::context_limit::too_long(proto, n, total, limit);
+            }
         }
+        count(commit)
     };
     if shared.settings.record {
         lock(&shared.observations).push(CacheObservation {

@@ -131,7 +131,7 @@ fn slow_stream_stall_and_delayed_headers_are_paced() {
 fn event_interval_paces_every_event() {
     let up = FakeUpstream::start_with(FakeConfig {
         event_interval: Duration::from_millis(20),
-        default_text: None,
+        ..FakeConfig::default()
     });
     let t = Instant::now();
     let ev = post_json(&up.url(), "/v1/messages", KEY, &msg(true, "x")).sse();
@@ -283,7 +283,7 @@ fn openai_cached_tokens_reported() {
 fn concurrent_streams_and_drop_stops_server() {
     let up = FakeUpstream::start_with(FakeConfig {
         event_interval: Duration::from_millis(10),
-        default_text: None,
+        ..FakeConfig::default()
     });
     let url = up.url();
     let handles: Vec<_> = (0..8)
@@ -386,4 +386,45 @@ fn drop_during_a_stalled_stream_does_not_hang() {
 fn handle_is_send_and_sync() {
     fn check<T: Send + Sync>() {}
     check::<FakeUpstream>();
+}
+
+#[test]
+fn a_prompt_over_the_model_window_gets_the_providers_too_long_answer() {
+    let up = FakeUpstream::start_with(FakeConfig {
+        context_limits: vec![("small-".into(), 50)],
+        ..FakeConfig::default()
+    });
+    let long = "word ".repeat(400);
+    let anthropic = serde_json::json!({"model": "small-model", "max_tokens": 10,
+        "messages": [{"role": "user", "content": long}]});
+    let r = post_json(&up.url(), "/v1/messages", KEY, &anthropic);
+    assert_eq!(r.status, 400);
+    let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.starts_with("prompt is too long: "), "{message}");
+    assert!(message.ends_with("tokens > 50 maximum"), "{message}");
+    let chat = serde_json::json!({"model": "small-model",
+        "messages": [{"role": "user", "content": long}]});
+    let r = post_json(&up.url(), "/v1/chat/completions", KEY, &chat);
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], "context_length_exceeded");
+    // Other models and short prompts pass; refusals are listed and cache nothing.
+    let other = serde_json::json!({"model": "big-model", "max_tokens": 10,
+        "messages": [{"role": "user", "content": long}]});
+    assert_eq!(
+        post_json(&up.url(), "/v1/messages", KEY, &other).status,
+        200
+    );
+    let short = serde_json::json!({"model": "small-model", "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(
+        post_json(&up.url(), "/v1/messages", KEY, &short).status,
+        200
+    );
+    let overflows = up.overflows();
+    assert_eq!(overflows.len(), 2);
+    assert!(
+        overflows
+            .iter()
+            .all(|(model, tokens, limit)| model == "small-model" && *tokens > *limit)
+    );
 }

@@ -50,6 +50,7 @@ pub fn write_session(store: &Store, session: &Session) -> anyhow::Result<()> {
         record.path.push(PathEntry {
             seq: index as u64,
             identity,
+            tokens: 0,
         });
         messages.push(StoredMessage {
             version: RECORD_VERSION,

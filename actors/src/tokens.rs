@@ -1,7 +1,9 @@
-//! Token counting for the budget.
+//! Token counting: the one estimator of the crate, used by the card budget and the context
+//! manager alike.
 //!
 //! [`BpeTokenCounter`] counts o200k_base tokens (the GPT-4o / GPT-5 tokenizer; close enough to
-//! other models' tokenizers for a budget). The BPE tables are compiled into `tiktoken-rs`, but
+//! other models' tokenizers for a budget, and the context manager calibrates it per session
+//! against what the upstream reports). The BPE tables are compiled into `tiktoken-rs`, but
 //! building the encoder takes a while, so it is built once per process on first use. Should that
 //! ever fail, the counter falls back to a conservative estimate of one token per 3 bytes.
 
@@ -52,4 +54,9 @@ impl<F: Fn(&str) -> usize> TokenCounter for F {
     fn count(&self, text: &str) -> usize {
         self(text)
     }
+}
+
+/// Estimated tokens of a text (o200k_base).
+pub fn count(text: &str) -> u64 {
+    BpeTokenCounter.count(text) as u64
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::registry::SessionRegistry;
-use lore_proto::Part;
+use lore_proto::{Part, Role};
 use std::time::Duration;
 
 fn user(text: &str) -> Message {
@@ -19,22 +19,38 @@ fn assistant(text: &str) -> Message {
     }
 }
 
-fn prepare(turn: u64, messages: Vec<Message>) -> PrepareTurn {
+/// A turn of `messages`, and where its plan arrives.
+fn prepare(messages: Vec<Message>) -> (PrepareTurn, oneshot::Receiver<TurnPlan>) {
     let identities = Arc::new(messages.iter().map(Message::identity).collect());
-    PrepareTurn {
-        turn,
+    let spans = Arc::new((0..messages.len() as u32).map(|i| vec![i]).collect());
+    let (answer, plan) = oneshot::channel();
+    let turn = PrepareTurn {
         request: Arc::new(CanonicalRequest {
             messages,
             ..Default::default()
         }),
         identities,
+        spans,
         protocol: Protocol::Anthropic,
         project: Some(ProjectHint {
             path: "/p".into(),
             confident: true,
         }),
+        body: Bytes::new(),
         cards: None,
-    }
+        context: None,
+        route: None,
+        unresolved: None,
+        answer,
+    };
+    (turn, plan)
+}
+
+/// Sends a turn and waits for its plan; answers the turn number.
+async fn send_turn(session: &Addr<SessionActor>, messages: Vec<Message>) -> u64 {
+    let (turn, plan) = prepare(messages);
+    session.send(turn).await.unwrap();
+    plan.await.unwrap().turn
 }
 
 fn reply(text: &str) -> Reply {
@@ -53,28 +69,25 @@ async fn replies_land_in_order_and_stale_ones_stay_off_the_history() {
     let session =
         SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
 
-    session.send(prepare(1, vec![user("a")])).await.unwrap();
+    assert_eq!(send_turn(&session, vec![user("a")]).await, 1);
     session
         .send(TurnCompleted {
             turn: 1,
             reply: reply("A"),
+            plan_used: true,
         })
         .await
         .unwrap();
     // The client resends the reply and asks again: only the new question is stored.
-    session
-        .send(prepare(2, vec![user("a"), assistant("A"), user("b")]))
-        .await
-        .unwrap();
+    let history = vec![user("a"), assistant("A"), user("b")];
+    assert_eq!(send_turn(&session, history.clone()).await, 2);
     // Turn 3 starts before turn 2's reply arrives (a regenerate): turn 2's reply is stale.
-    session
-        .send(prepare(3, vec![user("a"), assistant("A"), user("b")]))
-        .await
-        .unwrap();
+    assert_eq!(send_turn(&session, history).await, 3);
     session
         .send(TurnCompleted {
             turn: 2,
             reply: reply("B-old"),
+            plan_used: true,
         })
         .await
         .unwrap();
@@ -82,6 +95,7 @@ async fn replies_land_in_order_and_stale_ones_stay_off_the_history() {
         .send(TurnCompleted {
             turn: 3,
             reply: reply("B"),
+            plan_used: true,
         })
         .await
         .unwrap();

@@ -1,0 +1,254 @@
+//! Storing what a session's requests and replies carry: the messages the actor has not seen
+//! yet (the client resends the whole history every turn), a fork when the client rewrote its
+//! history (nothing is overwritten), the reply of the open turn (a stale reply stays off the
+//! current history), and the messages of the gateway's own follow-ups.
+
+use lore_proto::{CanonicalRequest, Message, Protocol, Reply, Role};
+use lore_storage::records::RECORD_VERSION;
+use lore_storage::{ForkRecord, MessageSource, PathEntry, StoredMessage, now_ms};
+use tracing::info;
+
+use super::SessionActor;
+use crate::error::ActorError;
+use crate::history::common_prefix;
+use crate::model::ProjectHint;
+use crate::registry::{PathChanged, ResponseIdIssued};
+
+impl SessionActor {
+    /// Updates the record with a request's new messages (and a fork when the history was
+    /// rewritten) and returns them, not yet written.
+    pub(super) fn capture(
+        &mut self,
+        request: &CanonicalRequest,
+        identities: &[[u8; 16]],
+        protocol: Protocol,
+        project: Option<&ProjectHint>,
+    ) -> (Vec<StoredMessage>, bool) {
+        let stored = self.record.path_identities();
+        let continuation = request.previous_response_id.is_some();
+        // A Responses continuation carries only the new input; everything in it is new.
+        let shared = if continuation {
+            self.record.path.len()
+        } else {
+            common_prefix(&stored, identities)
+        };
+        let mut forked = false;
+        if !continuation && shared < self.record.path.len() {
+            let replaced_seqs = self.record.path[shared..]
+                .iter()
+                .map(|entry| entry.seq)
+                .collect();
+            self.record.forks.push(ForkRecord {
+                at_position: shared as u32,
+                replaced_seqs,
+                created_at_ms: now_ms(),
+            });
+            self.record.path.truncate(shared);
+            forked = true;
+            self.counters.forks += 1;
+            info!(session = %self.record.id, at = shared, "client rewrote history; fork recorded");
+        }
+        let skip = if continuation { 0 } else { shared };
+        let new_messages: Vec<StoredMessage> = request
+            .messages
+            .iter()
+            .zip(identities.iter())
+            .skip(skip)
+            .map(|(message, identity)| {
+                self.stored(message.clone(), *identity, MessageSource::Request, None)
+            })
+            .collect();
+        self.record.protocol = Some(protocol);
+        if request.model.is_some() {
+            self.record.model = request.model.clone();
+        }
+        if let Some(hint) = project {
+            self.bind_project(hint);
+        }
+        self.record.updated_at_ms = now_ms();
+        (new_messages, forked)
+    }
+
+    /// Writes a turn's new messages with the record, then indexes them.
+    pub(super) fn commit(
+        &mut self,
+        new_messages: &[StoredMessage],
+        path_changed: bool,
+    ) -> Result<(), ActorError> {
+        self.store.commit_turn(&self.record, new_messages)?;
+        self.index(new_messages);
+        self.counters.messages_stored += new_messages.len() as u64;
+        if path_changed {
+            self.report_path();
+        }
+        Ok(())
+    }
+
+    /// Builds the stored form of a message and appends it to the path.
+    pub(super) fn stored(
+        &mut self,
+        message: Message,
+        identity: [u8; 16],
+        source: MessageSource,
+        reply: Option<&Reply>,
+    ) -> StoredMessage {
+        let seq = self.record.next_seq;
+        self.record.next_seq += 1;
+        let position = self.record.path.len() as u32;
+        self.record.path.push(PathEntry {
+            seq,
+            identity,
+            tokens: 0,
+        });
+        StoredMessage {
+            version: RECORD_VERSION,
+            session_id: self.record.id.clone(),
+            seq,
+            position,
+            message,
+            identity,
+            source,
+            created_at_ms: now_ms(),
+            model: reply.and_then(|reply| reply.model.clone()),
+            usage: reply.map(|reply| reply.usage),
+            partial: reply.is_some_and(|reply| !reply.complete),
+        }
+    }
+
+    /// Builds the stored form of a reply that does not belong on the current history.
+    fn stored_off_path(
+        &mut self,
+        message: Message,
+        identity: [u8; 16],
+        reply: &Reply,
+    ) -> StoredMessage {
+        let seq = self.record.next_seq;
+        self.record.next_seq += 1;
+        StoredMessage {
+            version: RECORD_VERSION,
+            session_id: self.record.id.clone(),
+            seq,
+            position: self.record.path.len() as u32,
+            message,
+            identity,
+            source: MessageSource::Response,
+            created_at_ms: now_ms(),
+            model: reply.model.clone(),
+            usage: Some(reply.usage),
+            partial: !reply.complete,
+        }
+    }
+
+    fn bind_project(&mut self, hint: &ProjectHint) {
+        let current_is_guess = self.record.project.is_none() || self.record.project_provisional;
+        if current_is_guess && (hint.confident || self.record.project.is_none()) {
+            self.record.project = Some(hint.path.clone());
+            self.record.project_provisional = !hint.confident;
+        } else if hint.confident && self.record.project.as_deref() != Some(hint.path.as_str()) {
+            info!(session = %self.record.id, project = %hint.path, "session moved to another project");
+            self.record.project = Some(hint.path.clone());
+            self.record.project_provisional = false;
+        }
+    }
+
+    /// Stores the reply of `turn`.
+    pub(super) fn complete(&mut self, turn: u64, reply: Reply) -> Result<(), ActorError> {
+        self.counters.replies += 1;
+        let mut new_messages = Vec::new();
+        let current = self.open_turn == Some(turn);
+        if let Some(message) = reply.message.clone()
+            && message.role == Role::Assistant
+            && !message.parts.is_empty()
+        {
+            let identity = message.identity();
+            if current {
+                let tokens = crate::turn::units::estimate(&message);
+                new_messages.push(self.stored(
+                    message,
+                    identity,
+                    MessageSource::Response,
+                    Some(&reply),
+                ));
+                if let Some(entry) = self.record.path.last_mut() {
+                    entry.tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
+                }
+                self.open_turn = None;
+            } else if !self
+                .record
+                .path
+                .iter()
+                .any(|entry| entry.identity == identity)
+            {
+                // A reply to an older turn that the client did not resend: keep it in the
+                // log, off the current history.
+                new_messages.push(self.stored_off_path(message, identity, &reply));
+            }
+        }
+        let usage = &mut self.record.usage;
+        usage.input_tokens += reply.usage.input_tokens;
+        usage.output_tokens += reply.usage.output_tokens;
+        usage.cache_read_input_tokens += reply.usage.cache_read_input_tokens;
+        usage.cache_creation_input_tokens += reply.usage.cache_creation_input_tokens;
+        self.record.last_stop_reason = reply.stop_reason.clone();
+        if let Some(board) = &self.board {
+            let tool_call = reply.message.as_ref().is_some_and(Message::has_tool_call);
+            board.reply_stopped(&self.record.id, tool_call);
+        }
+        self.record.turns += 1;
+        self.record.updated_at_ms = now_ms();
+        self.commit(&new_messages, !new_messages.is_empty())?;
+        if let (Some(id), Some(Protocol::OpenAiResponses)) = (&reply.id, self.record.protocol) {
+            self.registry.do_send(ResponseIdIssued {
+                session_id: self.record.id.clone(),
+                response_id: id.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Opens a follow-up turn of the gateway's own after `after`, storing what it appends.
+    pub(super) fn follow_up(&mut self, after: u64, appended: Vec<Message>) -> Option<u64> {
+        let snapshot = self.record.clone();
+        let turn = self.next_turn;
+        self.next_turn += 1;
+        // The reply that asked for the follow-up is stored already (its turn completed): only
+        // what comes after it is new.
+        let last = self.record.path.last().map(|entry| entry.identity);
+        let mut appended = appended.into_iter().peekable();
+        if appended
+            .peek()
+            .map(Message::identity)
+            .is_some_and(|first| Some(first) == last)
+        {
+            appended.next();
+        }
+        let new_messages: Vec<StoredMessage> = appended
+            .map(|message| {
+                let identity = message.identity();
+                self.stored(message, identity, MessageSource::Request, None)
+            })
+            .collect();
+        self.record.updated_at_ms = now_ms();
+        if let Err(err) = self.commit(&new_messages, true) {
+            self.record = snapshot;
+            self.note_failure(&err);
+            return None;
+        }
+        self.open_turn = Some(turn);
+        // The follow-up continues the same request (and stays in flight under its first turn):
+        // its reply is counted but teaches the estimator nothing, as it carries more than the
+        // plan did.
+        if let Some(open) = self.open.as_mut().filter(|open| open.turn == after) {
+            open.turn = turn;
+            open.calibrate = false;
+        }
+        Some(turn)
+    }
+
+    pub(super) fn report_path(&self) {
+        self.registry.do_send(PathChanged {
+            session_id: self.record.id.clone(),
+            path: self.record.path_identities(),
+        });
+    }
+}

@@ -1,0 +1,334 @@
+//! `SessionActor`: the single owner of one conversation's state.
+//!
+//! Every turn of a session passes through this actor's mailbox, so turns of one session are
+//! serialized while different sessions run in parallel on different arbiters. For each request
+//! it numbers the turn, marks it in flight on the activity board, captures the messages it has
+//! not stored yet (the harness resends the whole history every turn), records a fork when the
+//! client rewrote its history, decides the card injection and the context plan, and answers
+//! the body to send — before the turn's writes reach storage, which follow at once on the
+//! actor's own thread. When the reply has streamed to the end (or the client went away) it
+//! stores the reply and calibrates the context manager; a "prompt is too long" answer raises
+//! the session's floor and plans the same request again.
+//!
+//! - [`capture`]: storing messages, forks and replies.
+//! - [`shaping`]: the turn's card injection and context plan.
+
+mod capture;
+mod shaping;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use bytes::Bytes;
+use lore_proto::{CanonicalRequest, Message, Protocol, Reply};
+use lore_storage::{SessionRecord, Store};
+use tokio::sync::oneshot;
+use tracing::warn;
+
+use crate::cards::book::CardBook;
+use crate::catalogue::ModelInfo;
+use crate::error::ActorError;
+use crate::gradient::Plan;
+use crate::indexer::{IndexDocs, message_doc};
+use crate::injection::CardSettings;
+use crate::model::{ProjectHint, SessionCounters};
+use crate::registry::SessionRegistry;
+use crate::turn::{ContextInput, ContextServices};
+use crate::worker::ActivityBoard;
+use crate::worker::WorkerRoute;
+use crate::worker::activity::{InFlightGuard, UnresolvedGuard};
+
+/// Captures a request's new messages and plans what to send. The answer goes back on `answer`
+/// as soon as the plan is made; the turn's writes follow on the actor's thread. Failures are
+/// logged and counted; the plan then leaves the request untouched.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct PrepareTurn {
+    /// The parsed request (adjacent assistant items of the Responses API merged).
+    pub request: Arc<CanonicalRequest>,
+    /// Identities of `request.messages`, in order.
+    pub identities: Arc<Vec<[u8; 16]>>,
+    /// The wire elements of each message.
+    pub spans: Arc<Vec<Vec<u32>>>,
+    /// Wire protocol of the request.
+    pub protocol: Protocol,
+    /// Where the request says its project is.
+    pub project: Option<ProjectHint>,
+    /// The body as it would be forwarded (recall markers expanded, the recall tool added).
+    pub body: Bytes,
+    /// The card book, when cards may be injected.
+    pub cards: Option<CardInput>,
+    /// What the context manager needs from the request; `None` leaves the context alone.
+    pub context: Option<ContextInput>,
+    /// Where the session's worker calls go (in memory only).
+    pub route: Option<WorkerRoute>,
+    /// The request's mark on the board until the session knows it.
+    pub unresolved: Option<UnresolvedGuard>,
+    /// Where the plan goes.
+    pub answer: oneshot::Sender<TurnPlan>,
+}
+
+/// What card injection needs.
+pub struct CardInput {
+    /// The book to match against.
+    pub book: Arc<CardBook>,
+    /// How blocks are built.
+    pub settings: CardSettings,
+}
+
+/// What the session decided for a request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnPlan {
+    /// The turn's number in this session (its reply and its end repeat it).
+    pub turn: u64,
+    /// The body to forward instead of the original.
+    pub body: Option<Bytes>,
+    /// Keys of the cards injected for the first time by this request.
+    pub injected: Vec<String>,
+    /// The context layer the turn goes at.
+    pub layer: u8,
+    /// The most input tokens the client may be shown in the reply's usage.
+    pub report_cap: Option<u64>,
+}
+
+/// The upstream answered "prompt is too long" (`ratio` = its count / its limit): raise the
+/// floor and plan again. Answers the new body, or `None` when nothing more can be tried, with
+/// what was tried.
+#[derive(Message)]
+#[rtype(result = "Overflow")]
+pub struct ContextOverflow {
+    /// The turn that overflowed.
+    pub turn: u64,
+    /// How far over the limit the prompt was (1.3 when the error did not say).
+    pub ratio: f64,
+    /// The window the provider stated, when it did.
+    pub limit: Option<u64>,
+}
+
+/// The answer to [`ContextOverflow`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overflow {
+    /// The body to retry with.
+    pub body: Option<Bytes>,
+    /// The layer of that body.
+    pub layer: u8,
+    /// What the session tried, for the client when even this fails.
+    pub tried: String,
+}
+
+/// The gateway continues a reply with a follow-up of its own (the recall tool): `appended` are
+/// the messages it added after the client's (the recall call and its result). Answers the new
+/// turn's number.
+#[derive(Message)]
+#[rtype(result = "Option<u64>")]
+pub struct FollowUp {
+    /// The turn being continued.
+    pub after: u64,
+    /// What the follow-up adds to the conversation.
+    pub appended: Vec<Message>,
+}
+
+/// The reply of a turn, complete or cut short.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TurnCompleted {
+    /// The turn this reply answers, as given in [`TurnPlan::turn`].
+    pub turn: u64,
+    /// What the upstream sent back, rebuilt.
+    pub reply: Reply,
+    /// False when the request sent was not the planned body (the plan came too late).
+    pub plan_used: bool,
+}
+
+/// The turn's response has been relayed to the end (or dropped): the request is no longer in
+/// flight.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TurnEnded {
+    /// The turn.
+    pub turn: u64,
+}
+
+/// Asks for the session's counters.
+#[derive(Message)]
+#[rtype(result = "SessionCounters")]
+pub struct Observe;
+
+/// Stops the actor after the messages already queued (idle eviction).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+/// The turn waiting for its reply, kept to plan it again or to learn from its reply.
+struct OpenTurn {
+    turn: u64,
+    request: Arc<CanonicalRequest>,
+    identities: Arc<Vec<[u8; 16]>>,
+    spans: Arc<Vec<Vec<u32>>>,
+    protocol: Protocol,
+    /// The body after card injection, before the context plan.
+    body: Bytes,
+    context: Option<ContextInput>,
+    plan: Option<Plan>,
+    model: Option<ModelInfo>,
+    /// Layers tried for this request (the first plan and every retry).
+    tried: Vec<u8>,
+    /// The plan meant a cache write (layer change, prefix re-rendered, cold resume).
+    expected_bust: bool,
+    /// Its reply may calibrate the estimator (not a follow-up of the gateway's own).
+    calibrate: bool,
+}
+
+/// One live conversation.
+pub struct SessionActor {
+    /// The persisted state; written back after every change.
+    record: SessionRecord,
+    /// Durable storage shared with the rest of the process.
+    store: Store,
+    /// The registry, told about every change of the history so it can match later requests.
+    registry: Addr<SessionRegistry>,
+    /// The search index writer, told about every stored message (none in some tests).
+    indexer: Option<Recipient<IndexDocs>>,
+    /// The latest prepared turn still waiting for its reply; a reply for an older turn is stale
+    /// (the client already moved on) and must not be appended after newer messages.
+    open_turn: Option<u64>,
+    /// What the open turn was planned from.
+    open: Option<OpenTurn>,
+    /// Number of the next turn.
+    next_turn: u64,
+    /// The session's requests in flight, by turn.
+    in_flight: HashMap<u64, InFlightGuard>,
+    /// Counters for observation.
+    counters: SessionCounters,
+    /// Where the session reports its requests and how its replies stop (the memory workers
+    /// read it).
+    board: Option<Arc<ActivityBoard>>,
+    /// The context manager's settings and the model catalogue.
+    services: Arc<ContextServices>,
+    /// Token estimates of observation logs, by `n`.
+    log_tokens: HashMap<u64, u64>,
+}
+
+impl SessionActor {
+    /// An actor resuming `record`.
+    pub fn new(record: SessionRecord, store: Store, registry: Addr<SessionRegistry>) -> Self {
+        Self {
+            record,
+            store,
+            registry,
+            indexer: None,
+            open_turn: None,
+            open: None,
+            next_turn: 1,
+            in_flight: HashMap::new(),
+            counters: SessionCounters::default(),
+            board: None,
+            services: Arc::new(ContextServices::default()),
+            log_tokens: HashMap::new(),
+        }
+    }
+
+    /// Sends stored messages to the search index.
+    pub fn with_indexer(mut self, indexer: Option<Recipient<IndexDocs>>) -> Self {
+        self.indexer = indexer;
+        self
+    }
+
+    /// Reports requests and how replies stop to the activity board.
+    pub fn with_board(mut self, board: Option<Arc<ActivityBoard>>) -> Self {
+        self.board = board;
+        self
+    }
+
+    /// Uses these context settings and this model catalogue.
+    pub fn with_context(mut self, services: Arc<ContextServices>) -> Self {
+        self.services = services;
+        self
+    }
+
+    fn index(&self, messages: &[lore_storage::StoredMessage]) {
+        if let (Some(indexer), false) = (&self.indexer, messages.is_empty()) {
+            let project = self.record.project.clone().unwrap_or_default();
+            let docs = messages
+                .iter()
+                .map(|stored| message_doc(stored, &project))
+                .collect();
+            indexer.do_send(IndexDocs { docs });
+        }
+    }
+
+    fn note_failure(&mut self, err: &ActorError) {
+        self.counters.failed += 1;
+        self.counters.last_error = Some(err.to_string());
+        warn!(session = %self.record.id, error = %err, "capture failed; the request is forwarded anyway");
+    }
+}
+
+impl Actor for SessionActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<PrepareTurn> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) {
+        self.prepare(msg);
+    }
+}
+
+impl Handler<ContextOverflow> for SessionActor {
+    type Result = MessageResult<ContextOverflow>;
+
+    fn handle(&mut self, msg: ContextOverflow, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.overflowed(msg.turn, msg.ratio, msg.limit))
+    }
+}
+
+impl Handler<FollowUp> for SessionActor {
+    type Result = Option<u64>;
+
+    fn handle(&mut self, msg: FollowUp, _: &mut Self::Context) -> Self::Result {
+        self.follow_up(msg.after, msg.appended)
+    }
+}
+
+impl Handler<TurnCompleted> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: TurnCompleted, _: &mut Self::Context) {
+        let snapshot = self.record.clone();
+        self.learn(msg.turn, &msg.reply, msg.plan_used);
+        if let Err(err) = self.complete(msg.turn, msg.reply) {
+            self.record = snapshot;
+            self.note_failure(&err);
+        }
+    }
+}
+
+impl Handler<TurnEnded> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: TurnEnded, _: &mut Self::Context) {
+        self.in_flight.remove(&msg.turn);
+    }
+}
+
+impl Handler<Observe> for SessionActor {
+    type Result = MessageResult<Observe>;
+
+    fn handle(&mut self, _: Observe, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.counters.clone())
+    }
+}
+
+impl Handler<Shutdown> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,188 @@
+//! The outgoing body of one turn: the session actor's card injection and context plan applied
+//! to what the client sent, cache-stably, or the client's bytes when nothing changes.
+//!
+//! - [`units`]: the conversation as the planner reads it, and the annotations of replaced
+//!   outputs.
+//! - [`render`]: a plan turned into bytes, with the cache breakpoints.
+
+pub mod render;
+pub mod units;
+
+use std::sync::Arc;
+
+use lore_proto::rebuild::usage::reported_input_cap;
+use lore_proto::{CanonicalRequest, Protocol};
+use lore_storage::{ContextRecord, PathEntry};
+use tracing::warn;
+
+use crate::catalogue::{Catalogue, ModelInfo};
+use crate::gradient::pairing::validate;
+use crate::gradient::{ContextSettings, LogView, Plan, PlanInput, plan};
+use render::{CachePolicy, RenderInput, render_plan};
+
+/// What every session's context manager shares: the catalogue and the settings.
+#[derive(Debug, Clone)]
+pub struct ContextServices {
+    /// The model catalogue with `LORE_MODEL_OVERRIDES`.
+    pub catalogue: Arc<Catalogue>,
+    /// The settings.
+    pub settings: ContextSettings,
+}
+
+impl Default for ContextServices {
+    fn default() -> Self {
+        Self {
+            catalogue: Catalogue::builtin(),
+            settings: ContextSettings::default(),
+        }
+    }
+}
+
+/// What the HTTP layer knows about a request that the plan depends on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextInput {
+    /// The request asked for Anthropic's 1M-context beta.
+    pub long_context: bool,
+    /// The upstream is Anthropic's own API (1-hour cache lifetimes are honoured).
+    pub native_anthropic: bool,
+    /// Estimated tokens of the system prompt and the tool definitions.
+    pub fixed_tokens: u64,
+    /// Why the provider manages the context itself (`previous_response_id`,
+    /// `context_management`), when it does.
+    pub provider_managed: Option<String>,
+    /// Daily-budget pressure, 0–1.
+    pub budget_pressure: f64,
+}
+
+/// One turn's shaping.
+#[derive(Debug, Clone)]
+pub struct Shaped {
+    /// The body to send instead of the client's; `None` sends the client's bytes.
+    pub body: Option<Vec<u8>>,
+    /// The plan (a passthrough when shaping failed).
+    pub plan: Plan,
+    /// The model's figures.
+    pub model: ModelInfo,
+    /// The most input tokens the client is shown in the reply's usage.
+    pub report_cap: Option<u64>,
+}
+
+/// Everything one shaping reads besides the session state.
+pub struct ShapeArgs<'a> {
+    /// Shared settings.
+    pub services: &'a ContextServices,
+    /// Per-request facts.
+    pub input: &'a ContextInput,
+    /// Wire protocol.
+    pub protocol: Protocol,
+    /// The parsed request (adjacent assistant items merged).
+    pub request: &'a CanonicalRequest,
+    /// Identities of its messages.
+    pub identities: &'a [[u8; 16]],
+    /// Wire elements of each message.
+    pub spans: &'a [Vec<u32>],
+    /// The body as it would be forwarded.
+    pub body: &'a [u8],
+    /// The session's path (aligned with the messages when it holds them).
+    pub path: &'a [PathEntry],
+    /// The model the session used last, when the request names none.
+    pub session_model: Option<&'a str>,
+    /// The session's live observation logs.
+    pub logs: &'a [LogView],
+    /// Messages with a lower `seq` are covered by a log.
+    pub distilled_through: u64,
+    /// Now, ms since the epoch.
+    pub now_ms: u64,
+    /// A floor for this attempt only (a prompt-too-long retry).
+    pub retry_floor: u8,
+}
+
+/// Plans the turn and renders it; `state` records the plan. Anything that fails sends the
+/// client's bytes (and leaves `state` as it was), logged.
+pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Vec<u64>) -> Shaped {
+    let model_name = args
+        .request
+        .model
+        .as_deref()
+        .or(args.session_model)
+        .unwrap_or("");
+    let model = args.services.catalogue.lookup(model_name);
+    let units = units::units_of(
+        &args.request.messages,
+        args.identities,
+        args.path,
+        estimated,
+    );
+    let before = state.clone();
+    let input = PlanInput {
+        units: &units,
+        model: &model,
+        long_context: args.input.long_context,
+        settings: &args.services.settings,
+        logs: args.logs,
+        distilled_through: args.distilled_through,
+        fixed_tokens: args.input.fixed_tokens,
+        ltm_tokens: 0,
+        provider_managed: args.input.provider_managed.as_deref(),
+        rewritten: false,
+        budget_pressure: args.input.budget_pressure,
+        now_ms: args.now_ms,
+        retry_floor: args.retry_floor,
+    };
+    let planned = plan(&input, state);
+    let report_cap = (args.services.settings.enabled && args.input.provider_managed.is_none())
+        .then(|| {
+            reported_input_cap(
+                model.window(args.input.long_context),
+                model.output,
+                args.input.long_context,
+            )
+        });
+    if planned.layer == 0 {
+        return Shaped {
+            body: None,
+            plan: planned,
+            model,
+            report_cap,
+        };
+    }
+    let rendered = validate(&units, &planned)
+        .map_err(|err| err.to_string())
+        .and_then(|()| {
+            let annotations =
+                units::annotations(&args.request.messages, &planned.strip, &planned.duplicates);
+            render_plan(&RenderInput {
+                protocol: args.protocol,
+                body: args.body,
+                spans: args.spans,
+                plan: &planned,
+                logs: args.logs,
+                annotations: &annotations,
+                cache: CachePolicy {
+                    native_anthropic: args.input.native_anthropic,
+                },
+            })
+            .map_err(|err| err.to_string())
+        });
+    match rendered {
+        Ok(body) => Shaped {
+            body: Some(body),
+            plan: planned,
+            model,
+            report_cap,
+        },
+        Err(err) => {
+            warn!(error = %err, layer = planned.layer, "context plan could not be applied; sending the request unchanged");
+            *state = before;
+            let mut fallback = planned;
+            fallback.layer = 0;
+            fallback.reason = format!("plan failed ({err}); sent unchanged");
+            Shaped {
+                body: None,
+                plan: fallback,
+                model,
+                report_cap,
+            }
+        }
+    }
+}
