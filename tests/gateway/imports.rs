@@ -205,6 +205,7 @@ fn a_transcript_that_grew_adds_only_its_new_messages_and_offline_imports_are_ser
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let (code, out, err) = lore(&["start", "--daemon", "--port", "0"], data.path(), &env);
     assert_eq!(code, 0, "{out}{err}");
+    let daemon = StopOnDrop(data.path().to_path_buf());
     let (code, out, err) = lore(&["sessions", "--json"], data.path(), &[]);
     assert_eq!(code, 0, "{err}");
     let listing: Value = serde_json::from_str(&out).unwrap();
@@ -217,9 +218,23 @@ fn a_transcript_that_grew_adds_only_its_new_messages_and_offline_imports_are_ser
         data.path(),
         &[],
     );
-    let (stop, _, _) = lore(&["stop"], data.path(), &[]);
-    assert_eq!((code, stop), (0, 0));
+    drop(daemon);
+    assert_eq!(code, 0);
     assert!(out.contains("backfill"), "{out}");
+    assert!(
+        !data.path().join("gateway.pid").exists(),
+        "the daemon stopped"
+    );
+}
+
+/// Stops the daemon of a data directory when dropped, so a failed assertion leaves no gateway
+/// running.
+struct StopOnDrop(PathBuf);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = lore(&["stop"], &self.0, &[]);
+    }
 }
 
 #[test]
