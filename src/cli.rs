@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct DataDirArg {
     /// Data directory (default: $LORE_DATA_DIR, else $XDG_DATA_HOME/lore, else ~/.local/share/lore).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     pub data_dir: Option<PathBuf>,
 }
 
