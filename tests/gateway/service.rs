@@ -208,13 +208,25 @@ fn service_install_writes_a_valid_systemd_unit_and_uninstall_removes_it() {
 fn service_install_writes_a_launchd_agent() {
     let home = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let env = [("HOME", home.path().to_str().unwrap())];
-    let (code, _, err) = lore(
-        &["service", "install", "--manager", "launchd", "--no-start"],
-        data.path(),
-        &env,
+    // `--data-dir` after the nested subcommand, as a user types it.
+    let output = Command::new(env!("CARGO_BIN_EXE_lore"))
+        .args([
+            "service",
+            "install",
+            "--manager",
+            "launchd",
+            "--no-start",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(code, 0, "{err}");
     let path = home
         .path()
         .join("Library/LaunchAgents/dev.lore.gateway.plist");
