@@ -233,6 +233,7 @@ fn service_install_writes_a_launchd_agent() {
     let plist = std::fs::read_to_string(&path).unwrap();
     assert!(plist.contains(&format!("<string>{}</string>", env!("CARGO_BIN_EXE_lore"))));
     assert!(plist.contains("<key>RunAtLoad</key><true/>"));
+    assert!(plist.contains(&format!("<string>{}</string>", data.path().display())));
     match Command::new("plutil").arg("-lint").arg(&path).output() {
         Ok(output) => assert!(output.status.success(), "{plist}"),
         Err(_) => eprintln!("plutil is not installed (not macOS); plist syntax not linted"),
