@@ -166,16 +166,15 @@ fn install(
             dir.display()
         );
     }
-    match manager {
-        Manager::Systemd => {
-            manage("systemctl", &["--user", "daemon-reload"])?;
+    let started = match manager {
+        Manager::Systemd => manage("systemctl", &["--user", "daemon-reload"]).and_then(|()| {
             manage(
                 "systemctl",
                 &["--user", "enable", "--now", systemd::UNIT_NAME],
-            )?;
-        }
-        Manager::Launchd => {
-            let domain = format!("gui/{}", uid()?);
+            )
+        }),
+        Manager::Launchd => uid().and_then(|uid| {
+            let domain = format!("gui/{uid}");
             let _ = manage(
                 "launchctl",
                 &["bootout", &format!("{domain}/{}", launchd::LABEL)],
@@ -183,9 +182,15 @@ fn install(
             manage(
                 "launchctl",
                 &["bootstrap", &domain, &path.display().to_string()],
-            )?;
-        }
-    }
+            )
+        }),
+    };
+    started.with_context(|| {
+        format!(
+            "{} is written, but the service manager did not start it (no user session here?); it starts at your next login, or run `lore start --daemon` now",
+            path.display()
+        )
+    })?;
     println!("service started; `lore service status` and `lore logs -f` show how it runs");
     Ok(ExitCode::SUCCESS)
 }
