@@ -187,7 +187,7 @@ fn install(
     };
     started.with_context(|| {
         format!(
-            "{} is written, but the service manager did not start it (no user session here?); it starts at your next login, or run `lore start --daemon` now",
+            "{} is written, but the service manager did not enable and start it (no user session here?); run `lore service install` again from a login session, or `lore start --daemon` now",
             path.display()
         )
     })?;
