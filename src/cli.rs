@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct DataDirArg {
     /// Data directory (default: $LORE_DATA_DIR, else $XDG_DATA_HOME/lore, else ~/.local/share/lore).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     pub data_dir: Option<PathBuf>,
 }
 
@@ -83,6 +83,56 @@ pub enum Command {
         /// Arguments passed to the agent.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Print the daemon's log (<data dir>/lore.log).
+    Logs {
+        /// Keep printing lines as they are written.
+        #[arg(long, short)]
+        follow: bool,
+        /// How many of the last lines to print first.
+        #[arg(long, short = 'n', default_value_t = 50)]
+        lines: usize,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Run the gateway as a user service (systemd on Linux, launchd on macOS).
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Point a harness's own config at the gateway (works without `lore run`); --undo restores it.
+    Setup {
+        /// claude, codex, opencode, pi or hermes (default: every one on PATH).
+        harness: Option<String>,
+        /// Put back exactly what the files held before `lore setup`.
+        #[arg(long, conflicts_with = "status")]
+        undo: bool,
+        /// Show which harnesses are set up and whether their files changed since.
+        #[arg(long)]
+        status: bool,
+        /// The gateway's URL (default: http://127.0.0.1:3207, or LORE_LISTEN_HOST/PORT).
+        #[arg(long)]
+        url: Option<String>,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
+    /// Import a harness's local transcripts (claude-code, codex, opencode) as Lore sessions.
+    Import {
+        /// claude-code, codex or opencode.
+        harness: String,
+        /// A transcript file or folder (default: the harness's own, e.g. ~/.claude/projects).
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Report what would be imported; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         data: DataDirArg,
     },
@@ -274,5 +324,34 @@ pub enum KnowledgeCommand {
     Forget {
         /// Entry id or unique prefix.
         id: String,
+    },
+}
+
+/// `lore service …`.
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Write the service file, then enable and start it.
+    Install {
+        /// systemd or launchd (default: this platform's).
+        #[arg(long)]
+        manager: Option<String>,
+        /// Only write the file.
+        #[arg(long)]
+        no_start: bool,
+    },
+    /// Stop and disable the service, then remove its file.
+    Uninstall {
+        /// systemd or launchd (default: this platform's).
+        #[arg(long)]
+        manager: Option<String>,
+        /// Only remove the file.
+        #[arg(long)]
+        no_stop: bool,
+    },
+    /// Whether the service is installed, what the service manager says, whether it answers.
+    Status {
+        /// systemd or launchd (default: this platform's).
+        #[arg(long)]
+        manager: Option<String>,
     },
 }

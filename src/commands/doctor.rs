@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use crate::cli::DataDirArg;
-use crate::commands::run::{AGENTS, which};
 use crate::commands::{data_dir, environment, live_port};
 use crate::config::{GatewayConfig, Overrides};
+use crate::harness::{ALL, which};
 
 /// Prints a checklist; exits 1 when something needed is broken.
 pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
@@ -53,7 +53,7 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         ),
     }
     let mut any_agent = false;
-    for agent in AGENTS {
+    for agent in ALL.iter().map(|harness| harness.program()) {
         match which(agent) {
             Some(path) => {
                 any_agent = true;

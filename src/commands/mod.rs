@@ -4,12 +4,16 @@
 mod cards;
 mod doctor;
 mod hook;
+mod import;
 mod inspect;
 mod knowledge;
+mod logs;
 mod mcp;
 mod models;
 mod recall;
 mod run;
+mod service;
+mod setup;
 mod start;
 mod stop;
 
@@ -40,6 +44,42 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
         Command::Models { json } => models::models(json),
         Command::Doctor { data } => doctor::doctor(&data),
+        Command::Logs {
+            follow,
+            lines,
+            data,
+        } => logs::logs(lines, follow, &data),
+        Command::Service { command, data } => service::run(command, &data),
+        Command::Import {
+            harness,
+            path,
+            dry_run,
+            json,
+            data,
+        } => import::run(
+            &import::ImportArgs {
+                harness,
+                path,
+                dry_run,
+                json,
+            },
+            &data,
+        ),
+        Command::Setup {
+            harness,
+            undo,
+            status,
+            url,
+            data,
+        } => setup::run(
+            &setup::SetupArgs {
+                harness,
+                undo,
+                status,
+                url,
+            },
+            &data,
+        ),
         Command::Recall {
             query,
             scope,
@@ -103,12 +143,26 @@ pub(crate) fn live_port(data_dir: &std::path::Path) -> Option<u16> {
     }
 }
 
-/// Sets up logging to stderr; `LORE_LOG` takes a tracing filter (default `default`).
+/// The log filter used when `LORE_LOG` is not set: Lore's own crates at `level`, everything else
+/// (ONNX Runtime's ~300 start-up lines, tantivy, sled, actix) at `warn`.
+pub(crate) fn default_log_filter(level: &str) -> String {
+    let ours = ["lore", "lore_actors", "lore_storage", "lore_proto"]
+        .iter()
+        .map(|krate| format!("{krate}={level}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    format!("warn,{ours}")
+}
+
+/// Sets up logging to stderr; `LORE_LOG` takes a tracing filter (default: Lore at `default`,
+/// third-party crates at `warn`).
 pub(crate) fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_log_filter(default)));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // A daemon's stderr is its log file: no colour codes there.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }

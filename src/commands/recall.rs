@@ -122,21 +122,23 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
         SearchIndex::open(&dir.join("index")).map_err(|err| anyhow::anyhow!("{err}"))?;
     let count = rebuild_from(&store, &index).map_err(anyhow::Error::msg)?;
     println!("search index rebuilt: {count} messages");
+    println!("{}", embed_offline(&store)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Embeds every stored document without a vector, on every core, without a gateway; returns
+/// the line to print (what was embedded, or why nothing was).
+pub(crate) fn embed_offline(store: &Store) -> anyhow::Result<String> {
     if std::env::var("LORE_EMBEDDINGS").is_ok_and(|v| matches!(v.as_str(), "off" | "0" | "false")) {
-        println!("embeddings skipped: LORE_EMBEDDINGS=off");
-        return Ok(ExitCode::SUCCESS);
+        return Ok("embeddings skipped: LORE_EMBEDDINGS=off".into());
     }
-    // Offline, every core embeds.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let mut model = match EmbeddingModel::load_with_threads(&EmbedderConfig::from_env(), cores) {
         Ok(model) => model,
-        Err(err) => {
-            println!("embeddings skipped: {err}; recall uses BM25 alone");
-            return Ok(ExitCode::SUCCESS);
-        }
+        Err(err) => return Ok(format!("embeddings skipped: {err}; recall uses BM25 alone")),
     };
     let mut last_report = std::time::Instant::now();
-    let embedded = backfill_blocking(&store, &mut model, |done, total| {
+    let embedded = backfill_blocking(store, &mut model, |done, total| {
         if done == total || last_report.elapsed() >= PROGRESS_EVERY {
             eprintln!("embedding: {done}/{total}");
             last_report = std::time::Instant::now();
@@ -144,8 +146,7 @@ pub fn reindex(data: &DataDirArg) -> anyhow::Result<ExitCode> {
     })
     .map_err(anyhow::Error::msg)?;
     store.flush().map_err(|err| anyhow::anyhow!("{err}"))?;
-    println!("embeddings: {embedded} messages embedded");
-    Ok(ExitCode::SUCCESS)
+    Ok(format!("embeddings: {embedded} messages embedded"))
 }
 
 /// How often progress is reported.

@@ -73,7 +73,16 @@ pub fn project_hint(texts: &[&str], header: Option<&str>, gateway_cwd: &Path) ->
 fn stated_directory(text: &str) -> Option<String> {
     for line in text.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("Working directory:")
+        // Claude Code ≥ 2.1 writes ` - Primary working directory:` (older ones `Working
+        // directory:`), Pi `Current working directory:`.
+        let line = line.trim_start_matches(['-', '*', ' ']);
+        if let Some(rest) = [
+            "Working directory:",
+            "Primary working directory:",
+            "Current working directory:",
+        ]
+        .iter()
+        .find_map(|label| line.strip_prefix(label))
             && let Some(path) = clean_path(rest)
         {
             return Some(path);
@@ -169,6 +178,10 @@ mod tests {
                 confident: true
             }
         );
+        let claude_2_1 = "Here is useful information about the environment you are running in:\n - Primary working directory: /tmp/e2e/proj\n - Is a git repository: false";
+        assert_eq!(project_hint(&[claude_2_1], None, cwd).path, "/tmp/e2e/proj");
+        let pi = "You are an expert coding assistant.\nCurrent date: 2026-12-01\nCurrent working directory: /home/ada/pi-app";
+        assert_eq!(project_hint(&[pi], None, cwd).path, "/home/ada/pi-app");
         let codex = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>";
         assert_eq!(project_hint(&["", codex], None, cwd).path, "/work/app");
         let quoted = "Contents of /home/ada/lib/CLAUDE.md (project instructions)";

@@ -3,7 +3,7 @@
 use actix_web::{guard, web};
 
 use crate::gateway::{handlers, passthrough};
-use crate::{api, knowledge, memory_api, recall, session_api};
+use crate::{api, import_api, knowledge, memory_api, recall, session_api};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -44,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::get().to(memory_api::session_memory),
             )
             .route("/actors", web::get().to(api::actors))
+            .route("/import", web::post().to(import_api::import))
             .route("/recall", web::get().to(recall::recall))
             .route("/reindex", web::post().to(recall::reindex))
             .route("/knowledge", web::get().to(knowledge::list))

@@ -7,6 +7,7 @@
 //! - [`store`] opens the data directory and owns the sled trees.
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`context`] is the persisted state of a session's context manager.
+//! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
@@ -15,6 +16,7 @@
 
 pub mod context;
 pub mod error;
+pub mod import;
 pub mod index;
 pub mod memory;
 pub mod recalls;
@@ -25,6 +27,7 @@ pub mod vectors;
 
 pub use context::ContextRecord;
 pub use error::{StorageError, StorageErrorKind};
+pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,

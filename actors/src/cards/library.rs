@@ -7,6 +7,7 @@
 //! with one lock-free-in-practice read of an `Arc`. Until the first load finishes the book is
 //! empty and requests go through untouched.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -21,6 +22,8 @@ use crate::injection::CardSettings;
 pub struct CardLibrary {
     vault: Vault,
     current: RwLock<Arc<CardBook>>,
+    /// True once the vault was read at least once.
+    loaded: AtomicBool,
     /// How blocks are built.
     pub settings: CardSettings,
 }
@@ -31,6 +34,7 @@ impl CardLibrary {
         Arc::new(Self {
             vault,
             current: RwLock::new(Arc::new(CardBook::default())),
+            loaded: AtomicBool::new(false),
             settings,
         })
     }
@@ -43,15 +47,18 @@ impl CardLibrary {
         }
     }
 
-    /// Reloads the vault; swaps the book only when something changed. Returns true on a change.
+    /// Reloads the vault; swaps the book (and logs) only on the first load and when something
+    /// changed, so a vault that stays as it is, or stays missing, writes nothing to the log.
+    /// Returns true on a change.
     pub fn reload(&self) -> bool {
         let previous = self.current();
         let snapshot = self.vault.load(Some(&previous.snapshot));
         if snapshot.fingerprint == previous.snapshot.fingerprint
-            && !previous.snapshot.cards.is_empty()
+            && self.loaded.swap(true, Ordering::Relaxed)
         {
             return false;
         }
+        self.loaded.store(true, Ordering::Relaxed);
         for problem in &snapshot.problems {
             warn!(file = %problem.path.display(), problem = %problem.message, "card skipped");
         }
@@ -85,5 +92,44 @@ impl CardLibrary {
         if let Err(err) = spawned {
             warn!(error = %err, "could not start the card library thread; cards are off");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_missing_or_unchanged_vault_is_loaded_once_and_then_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = CardLibrary::new(
+            Vault::new(dir.path().join("no-such-vault")),
+            CardSettings::default(),
+        );
+        assert!(missing.reload(), "the first load always counts");
+        for _ in 0..3 {
+            assert!(
+                !missing.reload(),
+                "a vault that stays missing is not reloaded"
+            );
+        }
+        let vault = dir.path().join("cards");
+        std::fs::create_dir_all(vault.join("people")).unwrap();
+        let library = CardLibrary::new(Vault::new(&vault), CardSettings::default());
+        assert!(library.reload());
+        assert!(
+            !library.reload(),
+            "an empty vault that stays empty is left alone"
+        );
+        std::fs::write(
+            vault.join("people/mira.md"),
+            "---\ntitle: Mira\nkeywords: [Mira]\n---\n## who\nRuns payments.\n",
+        )
+        .unwrap();
+        assert!(library.reload(), "a new card is picked up");
+        assert_eq!(library.current().cards.len(), 1);
+        assert!(!library.reload());
     }
 }

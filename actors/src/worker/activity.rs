@@ -137,6 +137,24 @@ impl ActivityBoard {
         }
     }
 
+    /// Puts a session that no request brought (one imported from a harness's transcripts) on
+    /// the board with `route`, so the memory workers distil it once it has been quiet for the
+    /// idle timeout. A session the board already knows keeps what it has.
+    pub fn adopt(&self, session_id: &str, route: WorkerRoute) {
+        self.lock()
+            .entry(session_id.to_string())
+            .or_insert_with(|| SessionActivity {
+                in_flight: 0,
+                last_active: Instant::now(),
+                last_stop_tool: false,
+                route: Some(Arc::new(route)),
+                refused: None,
+                turns: 0,
+                distil_ahead: false,
+                cache_ttl: DEFAULT_CACHE_TTL,
+            });
+    }
+
     /// Records how a session's reply stopped (`tool_call`: it stopped to run a tool, so the
     /// harness is about to send the result).
     pub fn reply_stopped(&self, session_id: &str, tool_call: bool) {
@@ -300,6 +318,29 @@ mod tests {
         assert_eq!(quiet.len(), 1);
         assert!(quiet[0].idle);
         assert!(!board.quiet_sessions(Duration::from_secs(60))[0].idle);
+    }
+
+    #[test]
+    fn an_adopted_session_is_idle_with_its_route_and_keeps_a_live_one() {
+        let board = ActivityBoard::new();
+        board.adopt("imported", route("k-worker"));
+        let quiet = board.quiet_sessions(Duration::ZERO);
+        assert_eq!(quiet.len(), 1);
+        assert!(quiet[0].idle);
+        assert_eq!(quiet[0].route.headers()[0].1, "k-worker");
+        let guard = board.started("live", Some(route("k-live")));
+        board.adopt("live", route("k-worker"));
+        drop(guard);
+        let live = board
+            .quiet_sessions(Duration::ZERO)
+            .into_iter()
+            .find(|s| s.session_id == "live")
+            .unwrap();
+        assert_eq!(
+            live.route.headers()[0].1,
+            "k-live",
+            "adoption never replaces a route"
+        );
     }
 
     #[test]

@@ -221,10 +221,12 @@ pub fn resolve(
 ) -> Result<Resolved, UpstreamError> {
     let (protocol, codex) = match ingress {
         Ingress::Llm { protocol, codex } => (protocol, codex),
-        Ingress::Other { protocol } => (protocol, false),
+        // Codex logged in with ChatGPT is given `<gw>/v1/codex` as its base URL (`lore run`,
+        // `lore setup`) and fetches its model list (`/v1/codex/models`) there too.
+        Ingress::Other { protocol } => (protocol, path_and_query.starts_with("/v1/codex/")),
     };
     let path = if codex {
-        path_and_query.replacen("/v1/codex/responses", "/backend-api/codex/responses", 1)
+        path_and_query.replacen("/v1/codex/", "/backend-api/codex/", 1)
     } else {
         path_and_query.to_string()
     };

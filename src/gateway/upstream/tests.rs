@@ -142,6 +142,38 @@ fn codex_goes_to_the_backend_path() {
 }
 
 #[test]
+fn other_codex_backend_paths_go_to_the_backend_too() {
+    let cfg = config(&[]);
+    let resolved = resolve(
+        &cfg,
+        Ingress::Other {
+            protocol: Protocol::OpenAiResponses,
+        },
+        "/v1/codex/models?client_version=0.171.0",
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        resolved.url,
+        "https://chatgpt.com/backend-api/codex/models?client_version=0.171.0"
+    );
+    let other = resolve(
+        &cfg,
+        Ingress::Other {
+            protocol: Protocol::OpenAiResponses,
+        },
+        "/v1/models",
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(other.url, "https://api.openai.com/v1/models");
+}
+
+#[test]
 fn bad_overrides_are_refused_with_a_reason() {
     assert!(sanitize_base("ftp://x").unwrap_err().contains("scheme"));
     assert!(
