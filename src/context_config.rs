@@ -1,8 +1,8 @@
 //! The context manager's settings from the environment: `LORE_CONTEXT` (on/off),
 //! `LORE_TARGET_CACHE_READ_COST` (dollars of cache reads a layer-0 turn may cost, 0.10; 0
 //! disables the cap), `LORE_MAX_LAYER0_TOKENS` (pins the cap), `LORE_CACHE_TTL` (`auto`, `5m`,
-//! `1h`), `LORE_IDLE_RESUME_MINUTES` (5), and `LORE_MODEL_OVERRIDES` (the model catalogue's
-//! corrections). A malformed value is refused at start with a message that names it.
+//! `1h`), `LORE_IDLE_RESUME_MINUTES` (5), `LORE_LTM` (long-term knowledge in the prompt, on/off)
+//! and `LORE_MODEL_OVERRIDES` (the model catalogue's corrections). A malformed value is refused at start with a message that names it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,6 +75,18 @@ pub fn from_env(env: &HashMap<String, String>) -> Result<Arc<ContextServices>, S
     }
     let overrides = parse_overrides(value(env, "LORE_MODEL_OVERRIDES").unwrap_or(""))
         .map_err(|err| err.to_string())?;
+    let ltm = match value(env, "LORE_LTM")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("on" | "1" | "true") => true,
+        Some("off" | "0" | "false") => false,
+        Some(other) => {
+            return Err(format!(
+                "LORE_LTM=`{other}` is not known; use on (default) or off"
+            ));
+        }
+    };
     Ok(Arc::new(ContextServices {
         catalogue: Arc::new(Catalogue::with_overrides(overrides)),
         settings: ContextSettings {
@@ -84,6 +96,8 @@ pub fn from_env(env: &HashMap<String, String>) -> Result<Arc<ContextServices>, S
             ttl,
             idle_resume: Duration::from_secs_f64(idle_minutes * 60.0),
         },
+        ltm,
+        finder: None,
     }))
 }
 

@@ -10,6 +10,7 @@
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
+//! - [`ltm_search`]: the knowledge search behind system[2] and the knowledge deltas.
 //! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
@@ -27,6 +28,7 @@ pub mod http;
 pub mod import;
 pub mod import_api;
 pub mod knowledge;
+pub mod ltm_search;
 pub mod mcp;
 pub mod memory;
 pub mod memory_api;

@@ -90,23 +90,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         registry = registry.with_indexer(indexer.clone().recipient());
     }
     let board = ActivityBoard::new();
-    registry = registry
-        .with_board(Arc::clone(&board))
-        .with_context(Arc::clone(&config.context));
     let memory = crate::memory::start(&config.memory, &store, &board, indexer.clone());
-    let registry = SessionRegistry::start_in_arbiter(&registry_arbiter.handle(), |_| registry);
-
-    let listener = TcpListener::bind((config.host.as_str(), config.port))
-        .with_context(|| format!("cannot listen on {}:{} (is another gateway running? try `lore status`, or pass --port)", config.host, config.port))?;
-    let port = listener.local_addr()?.port();
-    let max_body = config.max_body_bytes;
-    let workers = config.workers;
-    let data_dir = config.data_dir.clone();
-    let cards = config.cards_vault.as_ref().map(|vault| {
-        let library = CardLibrary::new(Vault::new(vault), config.card_settings.clone());
-        library.watch(std::time::Duration::from_secs(2));
-        library
-    });
     let embeddings = if config.embeddings {
         Embeddings::start(
             &store,
@@ -120,6 +104,29 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
             "unset LORE_EMBEDDINGS to use them",
         )
     };
+    // Sessions pin the knowledge the recall engine finds relevant to them.
+    let mut context = (*config.context).clone();
+    context.finder = Some(Arc::new(crate::ltm_search::RecallFinder {
+        index: index.clone(),
+        embeddings: embeddings.clone(),
+        store: store.clone(),
+    }));
+    registry = registry
+        .with_board(Arc::clone(&board))
+        .with_context(Arc::new(context));
+    let registry = SessionRegistry::start_in_arbiter(&registry_arbiter.handle(), |_| registry);
+
+    let listener = TcpListener::bind((config.host.as_str(), config.port))
+        .with_context(|| format!("cannot listen on {}:{} (is another gateway running? try `lore status`, or pass --port)", config.host, config.port))?;
+    let port = listener.local_addr()?.port();
+    let max_body = config.max_body_bytes;
+    let workers = config.workers;
+    let data_dir = config.data_dir.clone();
+    let cards = config.cards_vault.as_ref().map(|vault| {
+        let library = CardLibrary::new(Vault::new(vault), config.card_settings.clone());
+        library.watch(std::time::Duration::from_secs(2));
+        library
+    });
     let state = web::Data::new(AppState {
         config,
         registry,

@@ -3,7 +3,7 @@
 //! list, `lore sessions` and `lore status` show too.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use lore_storage::ContextRecord;
+use lore_storage::{ContextRecord, LtmRecord};
 use serde_json::{Value, json};
 
 use crate::api::{session_not_found, session_summary, storage_error};
@@ -38,6 +38,20 @@ pub fn context_json(context: &ContextRecord) -> Value {
         "layer_changes": context.layer_changes,
         "reason": context.last_reason,
         "provider_managed": context.provider_managed,
+    })
+}
+
+/// What long-term knowledge the session's prompt carries: system[1], system[2], the deltas.
+pub fn knowledge_json(ltm: &LtmRecord) -> Value {
+    json!({
+        "baseline": ltm.stable.as_deref().is_some_and(|text| !text.is_empty()),
+        "baseline_tokens": ltm.stable.as_deref().map_or(0, |text| text.len().div_ceil(4)),
+        "pinned": ltm.pinned.as_deref().is_some_and(|text| !text.is_empty()),
+        "pinned_tokens": ltm.pinned.as_deref().map_or(0, |text| text.len().div_ceil(4)),
+        "entries_shown": ltm.keys.len(),
+        "deltas": ltm.deltas.len(),
+        "pending": ltm.pending.len(),
+        "searched": ltm.epoch > 0 || ltm.pinned.is_some(),
     })
 }
 

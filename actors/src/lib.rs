@@ -13,6 +13,7 @@
 //! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
 //! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
 //!   forget, with the same limits), the `.lore.md` format, its import and export.
+//! - [`ltm`]: long-term knowledge in the prompt (system[1], system[2], deltas), pure.
 //! - [`documents`]: the search documents of distillations, knowledge entries and entities.
 //! - [`gradient`]: the context manager's pure engine (layers 0–4, budgets, pins, calibration).
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
@@ -41,6 +42,7 @@ pub mod history;
 pub mod indexer;
 pub mod injection;
 pub mod knowledge;
+pub mod ltm;
 pub mod model;
 pub mod recall;
 pub mod registry;

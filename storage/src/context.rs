@@ -1,4 +1,5 @@
-//! The persisted state of a session's context manager: everything the next turn needs to plan
+//! The persisted state of a session's context manager and of its long-term knowledge in the
+//! prompt ([`LtmRecord`]): everything the next turn needs to plan
 //! the same bytes again after a restart (the layer and its floors, the calibration, the frozen
 //! distilled prefix, the pinned raw window, the tool-output decisions, the cache lifetime), and
 //! what `lore status` shows. It rides in the [`crate::SessionRecord`].
@@ -117,4 +118,47 @@ pub struct ContextRecord {
     /// chain, Anthropic `context_management`): Lore stays at layer 0 and says why.
     #[serde(default)]
     pub provider_managed: Option<String>,
+}
+
+/// What a session's prompt carries of long-term knowledge, frozen so it stays byte-stable.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LtmRecord {
+    /// system[1]: the stable baseline (a note, preferences, entities, the catalogue), computed
+    /// on the session's first turn and never again; empty when there was nothing to say.
+    #[serde(default)]
+    pub stable: Option<String>,
+    /// system[2]: the context-bound entries as first pinned; kept byte for byte.
+    #[serde(default)]
+    pub pinned: Option<String>,
+    /// `id:signature` of each entry in `pinned` (or shown by a delta since).
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// Knowledge updates appended near the tail since the pin, in order.
+    #[serde(default)]
+    pub deltas: Vec<DeltaRecord>,
+    /// Entries waiting for the next turn boundary to be shown as a delta (`id:signature`).
+    #[serde(default)]
+    pub pending: Vec<String>,
+    /// The knowledge epoch the candidates were last computed at.
+    #[serde(default)]
+    pub epoch: u64,
+    /// When the candidates were last computed, ms since the epoch.
+    #[serde(default)]
+    pub checked_ms: u64,
+    /// Turns planned since the session started (system[2] waits for the second).
+    #[serde(default)]
+    pub turns: u64,
+}
+
+/// One knowledge update in the conversation: a fixed notice and the entries, before a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeltaRecord {
+    /// Position (in the client's message array) of the message it is inserted before.
+    pub position: u32,
+    /// Identity of that message; a different message there re-anchors the delta.
+    pub anchor: [u8; 16],
+    /// The assistant half's text.
+    pub text: String,
+    /// `id:signature` of the entries it shows.
+    pub keys: Vec<String>,
 }

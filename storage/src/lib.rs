@@ -25,7 +25,7 @@ pub mod store;
 pub mod vault;
 pub mod vectors;
 
-pub use context::ContextRecord;
+pub use context::{ContextRecord, DeltaRecord, LtmRecord};
 pub use error::{StorageError, StorageErrorKind};
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};

@@ -119,6 +119,9 @@ pub struct SessionRecord {
     /// The context manager's state (layer, floors, calibration, frozen prefix, pins).
     #[serde(default)]
     pub context: crate::context::ContextRecord,
+    /// Long-term knowledge in the session's prompt (system[1], system[2], deltas).
+    #[serde(default)]
+    pub ltm: crate::context::LtmRecord,
 }
 
 impl SessionRecord {
@@ -144,6 +147,7 @@ impl SessionRecord {
             turns: 0,
             card_ledger: Vec::new(),
             context: crate::context::ContextRecord::default(),
+            ltm: crate::context::LtmRecord::default(),
         }
     }
 

@@ -20,6 +20,7 @@ mod headers;
 mod hook;
 mod imports;
 mod knowledge;
+mod ltm;
 mod mcp;
 mod memory;
 mod recall;

@@ -12,9 +12,13 @@
 //!
 //! - [`capture`]: storing messages, forks and replies.
 //! - [`shaping`]: the turn's card injection and context plan.
+//! - [`ltm`]: long-term knowledge in the prompt (system[1], system[2], deltas).
 
 mod capture;
+mod ltm;
 mod shaping;
+
+pub use ltm::Candidates;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -178,6 +182,8 @@ struct OpenTurn {
     expected_bust: bool,
     /// Its reply may calibrate the estimator (not a follow-up of the gateway's own).
     calibrate: bool,
+    /// The long-term knowledge of the turn (the same on a retry).
+    knowledge: crate::turn::Knowledge,
 }
 
 /// One live conversation.
@@ -208,6 +214,10 @@ pub struct SessionActor {
     services: Arc<ContextServices>,
     /// Token estimates of observation logs, by `n`.
     log_tokens: HashMap<u64, u64>,
+    /// The knowledge search's latest answer, waiting for system[2] to be pinned.
+    candidates: Option<Vec<(String, f32)>>,
+    /// A knowledge search is running.
+    asking: bool,
 }
 
 impl SessionActor {
@@ -226,6 +236,8 @@ impl SessionActor {
             board: None,
             services: Arc::new(ContextServices::default()),
             log_tokens: HashMap::new(),
+            candidates: None,
+            asking: false,
         }
     }
 
@@ -296,13 +308,15 @@ impl Handler<FollowUp> for SessionActor {
 impl Handler<TurnCompleted> for SessionActor {
     type Result = ();
 
-    fn handle(&mut self, msg: TurnCompleted, _: &mut Self::Context) {
+    fn handle(&mut self, msg: TurnCompleted, ctx: &mut Self::Context) {
         let snapshot = self.record.clone();
         self.learn(msg.turn, &msg.reply, msg.plan_used);
+        let context = self.recent_context(&msg.reply);
         if let Err(err) = self.complete(msg.turn, msg.reply) {
             self.record = snapshot;
             self.note_failure(&err);
         }
+        self.refresh_candidates(context, ctx);
     }
 }
 

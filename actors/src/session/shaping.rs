@@ -86,7 +86,13 @@ impl SessionActor {
             tried: Vec::new(),
             expected_bust: false,
             calibrate: true,
+            knowledge: crate::turn::Knowledge::default(),
         };
+        if let Some(input) = &msg.context {
+            let usable = self.usable_estimate(&msg.request, input);
+            let knowledge = self.knowledge_for_turn(&msg.request, &msg.identities, usable);
+            open.knowledge = knowledge;
+        }
         if msg.context.is_some() {
             let previous = self.record.context.last_layer;
             let lifetime_ms = if self.record.context.ttl_1h {
@@ -186,6 +192,7 @@ impl SessionActor {
             distilled_through,
             now_ms: now_ms(),
             retry_floor,
+            knowledge: &open.knowledge,
         };
         let shaped = shape(&args, &mut self.record.context, &mut estimated);
         self.record.path = path;
@@ -202,6 +209,46 @@ impl SessionActor {
             plan: shaped.plan,
             model: shaped.model,
         })
+    }
+
+    /// The messages' share of the window, roughly (for the long-term knowledge budget).
+    fn usable_estimate(
+        &self,
+        request: &lore_proto::CanonicalRequest,
+        input: &crate::turn::ContextInput,
+    ) -> u64 {
+        let model = request
+            .model
+            .as_deref()
+            .or(self.record.model.as_deref())
+            .unwrap_or("");
+        let info = self.services.catalogue.lookup(model);
+        let context = &self.record.context;
+        let overhead = if context.calibrated {
+            context.overhead.max(0.0) as u64
+        } else {
+            input.fixed_tokens + 1_000
+        };
+        info.window(input.long_context)
+            .saturating_sub(info.output.min(32_000))
+            .saturating_sub(overhead)
+    }
+
+    /// What the session talked about last: the latest messages and the reply, for the
+    /// knowledge search.
+    pub(super) fn recent_context(&self, reply: &Reply) -> String {
+        let mut text = String::new();
+        if let Some(open) = &self.open {
+            let messages = &open.request.messages;
+            for message in messages.iter().skip(messages.len().saturating_sub(6)) {
+                text.push_str(&message.text());
+                text.push('\n');
+            }
+        }
+        if let Some(message) = &reply.message {
+            text.push_str(&message.text());
+        }
+        text
     }
 
     /// The upstream refused the open turn as too long: raise the floor and plan again.

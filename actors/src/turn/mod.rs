@@ -19,14 +19,30 @@ use crate::catalogue::{Catalogue, ModelInfo};
 use crate::gradient::pairing::validate;
 use crate::gradient::{ContextSettings, LogView, Plan, PlanInput, plan};
 use render::{CachePolicy, RenderInput, render_plan};
+pub use render::{Knowledge, PlacedDelta};
 
-/// What every session's context manager shares: the catalogue and the settings.
-#[derive(Debug, Clone)]
+/// What every session's context manager shares: the catalogue, the settings, and the
+/// knowledge search that picks what system[2] pins.
+#[derive(Clone)]
 pub struct ContextServices {
     /// The model catalogue with `LORE_MODEL_OVERRIDES`.
     pub catalogue: Arc<Catalogue>,
     /// The settings.
     pub settings: ContextSettings,
+    /// Long-term knowledge in the prompt (`LORE_LTM`, default on).
+    pub ltm: bool,
+    /// The hybrid search over knowledge, once the gateway has one.
+    pub finder: Option<Arc<dyn crate::ltm::KnowledgeFinder>>,
+}
+
+impl std::fmt::Debug for ContextServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContextServices")
+            .field("settings", &self.settings)
+            .field("ltm", &self.ltm)
+            .field("finder", &self.finder.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for ContextServices {
@@ -34,6 +50,8 @@ impl Default for ContextServices {
         Self {
             catalogue: Catalogue::builtin(),
             settings: ContextSettings::default(),
+            ltm: true,
+            finder: None,
         }
     }
 }
@@ -95,6 +113,18 @@ pub struct ShapeArgs<'a> {
     pub now_ms: u64,
     /// A floor for this attempt only (a prompt-too-long retry).
     pub retry_floor: u8,
+    /// Long-term knowledge to add (system[1], system[2], deltas).
+    pub knowledge: &'a Knowledge,
+}
+
+/// Estimated tokens of the turn's knowledge blocks and deltas.
+fn knowledge_tokens(knowledge: &Knowledge) -> u64 {
+    let texts = knowledge
+        .stable
+        .iter()
+        .chain(knowledge.pinned.iter())
+        .chain(knowledge.deltas.iter().map(|d| &d.text));
+    texts.map(|text| crate::tokens::count(text) + 20).sum()
 }
 
 /// Plans the turn and renders it; `state` records the plan. Anything that fails sends the
@@ -122,7 +152,7 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
         logs: args.logs,
         distilled_through: args.distilled_through,
         fixed_tokens: args.input.fixed_tokens,
-        ltm_tokens: 0,
+        ltm_tokens: knowledge_tokens(args.knowledge),
         provider_managed: args.input.provider_managed.as_deref(),
         rewritten: false,
         budget_pressure: args.input.budget_pressure,
@@ -138,7 +168,7 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
                 args.input.long_context,
             )
         });
-    if planned.layer == 0 {
+    if planned.layer == 0 && args.knowledge.is_empty() {
         return Shaped {
             body: None,
             plan: planned,
@@ -161,6 +191,7 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
                 cache: CachePolicy {
                     native_anthropic: args.input.native_anthropic,
                 },
+                knowledge: args.knowledge,
             })
             .map_err(|err| err.to_string())
         });

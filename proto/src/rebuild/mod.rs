@@ -107,7 +107,7 @@ pub enum Piece {
 /// Changes outside the message array.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeadEdits {
-    /// The new `system` value (Anthropic), JSON text.
+    /// The new `system` value (Anthropic), JSON text; added when the body has none.
     pub system: Option<String>,
     /// The new last tool definition, JSON text.
     pub last_tool: Option<String>,
@@ -144,8 +144,20 @@ pub fn render(
     }
     joined.push(b']');
     replacements.push((array, joined));
-    if let (Some(text), Some(range)) = (&edits.system, &layout.system) {
-        replacements.push((range.clone(), text.as_bytes().to_vec()));
+    match (&edits.system, &layout.system) {
+        (Some(text), Some(range)) => replacements.push((range.clone(), text.as_bytes().to_vec())),
+        (Some(text), None) => {
+            // A body without `system` gets one as its first field.
+            let open = body
+                .iter()
+                .position(|byte| *byte == b'{')
+                .ok_or_else(|| ProtoError::InvalidShape("the body is not an object".into()))?;
+            replacements.push((
+                open + 1..open + 1,
+                format!("\"system\":{text},").into_bytes(),
+            ));
+        }
+        (None, _) => {}
     }
     if let (Some(text), Some(range)) = (&edits.last_tool, &layout.last_tool) {
         replacements.push((range.clone(), text.as_bytes().to_vec()));

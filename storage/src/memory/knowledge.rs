@@ -10,6 +10,9 @@ use crate::store::Store;
 
 const KNOWLEDGE: &str = "knowledge";
 const HISTORY: &str = "knowledge_history";
+/// Tree and key of the counter bumped on every knowledge write.
+const META: &str = "meta";
+const EPOCH: &str = "knowledge_epoch";
 
 fn history_key(id: &str, version: u32) -> Vec<u8> {
     let mut key = id.as_bytes().to_vec();
@@ -56,7 +59,28 @@ impl Store {
             .map_err(|err: TransactionError<StorageError>| match err {
                 TransactionError::Storage(err) => StorageError::from(err),
                 TransactionError::Abort(err) => err,
-            })
+            })?;
+        self.bump_knowledge_epoch()
+    }
+
+    fn bump_knowledge_epoch(&self) -> Result<(), StorageError> {
+        self.tree(META)?.update_and_fetch(EPOCH, |old| {
+            let n = old
+                .and_then(|raw| <[u8; 8]>::try_from(raw).ok())
+                .map_or(0, u64::from_be_bytes);
+            Some((n + 1).to_be_bytes().to_vec())
+        })?;
+        Ok(())
+    }
+
+    /// A counter that changes whenever any knowledge entry is written: sessions compare it to
+    /// notice new or changed knowledge without reading every entry.
+    pub fn knowledge_epoch(&self) -> Result<u64, StorageError> {
+        Ok(self
+            .tree(META)?
+            .get(EPOCH)?
+            .and_then(|raw| <[u8; 8]>::try_from(raw.as_ref()).ok())
+            .map_or(0, u64::from_be_bytes))
     }
 
     /// An entry at its current version (forgotten ones included).

@@ -258,10 +258,10 @@ impl CacheOracle {
         // Each written block lives as long as the first breakpoint at or after it asks.
         let mut one_hour = 0;
         let mut before = 0;
-        for i in 0..=last {
+        for (i, &upto) in cum.iter().enumerate().take(last + 1) {
             let start = before;
-            before = cum[i];
-            if cum[i] <= read {
+            before = upto;
+            if upto <= read {
                 continue;
             }
             let covering = breakpoints
@@ -269,7 +269,7 @@ impl CacheOracle {
                 .find(|&&b| b >= i)
                 .map(|&b| blocks[b].one_hour);
             if covering == Some(true) {
-                one_hour += cum[i] - start.max(read);
+                one_hour += upto - start.max(read);
             }
         }
         PromptUsage {

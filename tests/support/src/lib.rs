@@ -22,6 +22,7 @@ mod anthropic;
 pub mod cache_oracle;
 mod context_limit;
 mod directives;
+mod extractive_curator;
 pub mod http_client;
 mod inflight;
 pub mod lore_process;
@@ -244,6 +245,7 @@ pub fn serve_forever(
         stream_events: opts.stream_events,
         record: false,
         context_limits: opts.context_limits,
+        extractive_curator: false,
     };
     let shared = actix_web::web::Data::from(Arc::new(Shared::new(settings)));
     actix_rt::System::new().block_on(async move {

@@ -18,6 +18,9 @@ pub struct FakeConfig {
     /// Context windows by model-name prefix: a longer prompt gets the provider's "too long"
     /// error (tokens as the cache oracle counts them).
     pub context_limits: Vec<(String, u64)>,
+    /// Unscripted curation calls get the extractive curator's answer (standing rules become
+    /// preferences) instead of no operations.
+    pub extractive_curator: bool,
 }
 
 /// One scripted behaviour, consumed by exactly one LLM request (FIFO).
@@ -101,6 +104,8 @@ pub(crate) struct Settings {
     pub record: bool,
     /// Context windows by model-name prefix.
     pub context_limits: Vec<(String, u64)>,
+    /// Curation calls get the extractive curator's answer.
+    pub extractive_curator: bool,
 }
 
 impl Settings {
@@ -111,6 +116,7 @@ impl Settings {
             stream_events: None,
             record: true,
             context_limits: config.context_limits.clone(),
+            extractive_curator: config.extractive_curator,
         }
     }
 }

@@ -379,7 +379,10 @@ fn refuse_over_window(
     n: u64,
     shared: &Shared,
 ) -> Option<HttpResponse> {
-    let model = json_body.get("model").and_then(Value::as_str).unwrap_or("fake-model");
+    let model = json_body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("fake-model");
     let limit = crate::context_limit::limit_for(&shared.settings.context_limits, model)?;
     let credential = header(req, "x-api-key")
         .or_else(|| header(req, "authorization"))

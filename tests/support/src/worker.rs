@@ -113,7 +113,12 @@ pub(crate) async fn reply(
                 Protocol::Chat => openai::last_user_text(&json_body),
                 Protocol::Responses => responses::last_user_text(&json_body),
             };
-            worker_answers::answer(bucket, &user.unwrap_or_default())
+            let user = user.unwrap_or_default();
+            if bucket == "curation" && shared.settings.extractive_curator {
+                crate::extractive_curator::answer(&user)
+            } else {
+                worker_answers::answer(bucket, &user)
+            }
         }
     };
     let reply = Reply {

@@ -55,7 +55,9 @@ fn newest(history: &[Value], budget: u64) -> Vec<Value> {
     while start < history.len() {
         let first = &history[start];
         let user_text = first["role"] == "user"
-            && first["content"].as_array().is_some_and(|blocks| blocks.iter().all(|b| b["type"] == "text"));
+            && first["content"]
+                .as_array()
+                .is_some_and(|blocks| blocks.iter().all(|b| b["type"] == "text"));
         if user_text {
             break;
         }
@@ -81,7 +83,13 @@ pub struct Player<'a> {
 }
 
 impl<'a> Player<'a> {
-    pub fn new(base: String, upstream: &'a FakeUpstream, strategy: Strategy, model: &'a str, budget: u64) -> Self {
+    pub fn new(
+        base: String,
+        upstream: &'a FakeUpstream,
+        strategy: Strategy,
+        model: &'a str,
+        budget: u64,
+    ) -> Self {
         Self {
             base,
             upstream,
@@ -117,8 +125,12 @@ impl<'a> Player<'a> {
         ];
         let bytes = serde_json::to_vec(&body).ok()?;
         self.played.requests += 1;
-        let response = http_client::request(&self.base, "POST", "/v1/messages", &headers, &bytes).ok()?;
-        if let Some(layer) = response.header("x-lore-context-layer").and_then(|l| l.parse().ok()) {
+        let response =
+            http_client::request(&self.base, "POST", "/v1/messages", &headers, &bytes).ok()?;
+        if let Some(layer) = response
+            .header("x-lore-context-layer")
+            .and_then(|l| l.parse().ok())
+        {
             self.played.layers.push(layer);
         }
         if response.status != 200 {
@@ -127,14 +139,17 @@ impl<'a> Player<'a> {
         }
         let reply = response.json();
         self.played.output_tokens += reply["usage"]["output_tokens"].as_u64().unwrap_or(0);
-        self.history.push(json!({"role": "assistant", "content": reply["content"].clone()}));
+        self.history
+            .push(json!({"role": "assistant", "content": reply["content"].clone()}));
         Some(reply)
     }
 
     /// Plays every turn; answers what happened.
     pub fn play(mut self, session: &[Turn]) -> Played {
         for (t, turn) in session.iter().enumerate() {
-            self.history.push(json!({"role": "user", "content": [{"type": "text", "text": turn.question}]}));
+            self.history.push(
+                json!({"role": "user", "content": [{"type": "text", "text": turn.question}]}),
+            );
             for output in &turn.outputs {
                 self.calls += 1;
                 let id = format!("toolu_bench_{:05}", self.calls);
@@ -151,7 +166,9 @@ impl<'a> Player<'a> {
                 std::thread::sleep(self.tool_time);
                 self.history.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": output}]}));
             }
-            self.upstream.push(Script::Text(format!("Fixed step {t}: the total now adds the refunds once.")));
+            self.upstream.push(Script::Text(format!(
+                "Fixed step {t}: the total now adds the refunds once."
+            )));
             if self.send().is_none() {
                 self.played.overflow_turn = Some(t);
                 return self.played;

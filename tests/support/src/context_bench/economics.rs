@@ -63,7 +63,11 @@ impl Economics {
     /// Cache reads over all input tokens.
     pub fn read_share(&self) -> f64 {
         let all = self.input + self.cache_read + self.cache_write_5m + self.cache_write_1h;
-        if all == 0 { 0.0 } else { self.cache_read as f64 / all as f64 }
+        if all == 0 {
+            0.0
+        } else {
+            self.cache_read as f64 / all as f64
+        }
     }
 }
 
@@ -93,10 +97,19 @@ fn measure(strategy: &str, upstream: &FakeUpstream, played: &Played) -> Economic
         .requests()
         .iter()
         .rev()
-        .find(|r| r.method == "POST" && r.path.starts_with("/v1/messages") && !r.header("user-agent").is_some_and(|ua| ua.starts_with("lore-worker")))
+        .find(|r| {
+            r.method == "POST"
+                && r.path.starts_with("/v1/messages")
+                && !r
+                    .header("user-agent")
+                    .is_some_and(|ua| ua.starts_with("lore-worker"))
+        })
         .map(|r| String::from_utf8_lossy(&r.body).into_owned())
         .unwrap_or_default();
-    out.facts_in_view = FACTS.iter().filter(|fact| last.contains(fact.token)).count();
+    out.facts_in_view = FACTS
+        .iter()
+        .filter(|fact| last.contains(fact.token))
+        .count();
     out.layers = summarise_layers(&played.layers);
     out
 }
@@ -117,11 +130,19 @@ fn summarise_layers(layers: &[u8]) -> String {
 }
 
 /// Runs the three strategies on `session` with a `window`-token window.
-pub fn run(lore: &Path, work: &Path, session: &[Turn], window: u64, tool_time: Duration) -> anyhow::Result<Vec<Economics>> {
-    let fake = || FakeUpstream::start_with(FakeConfig {
-        context_limits: vec![(MODEL.to_string(), window)],
-        ..FakeConfig::default()
-    });
+pub fn run(
+    lore: &Path,
+    work: &Path,
+    session: &[Turn],
+    window: u64,
+    tool_time: Duration,
+) -> anyhow::Result<Vec<Economics>> {
+    let fake = || {
+        FakeUpstream::start_with(FakeConfig {
+            context_limits: vec![(MODEL.to_string(), window)],
+            ..FakeConfig::default()
+        })
+    };
     let mut out = Vec::new();
     // Through Lore.
     let upstream = fake();
@@ -129,20 +150,28 @@ pub fn run(lore: &Path, work: &Path, session: &[Turn], window: u64, tool_time: D
     std::fs::create_dir_all(&dir)?;
     let overrides = serde_json::json!({MODEL: {"context": window, "output": 8192}}).to_string();
     let url = upstream.url();
-    let gateway = LoreProcess::spawn(lore, &dir, "gateway.log", &[
-        ("LORE_UPSTREAM_ANTHROPIC", url.as_str()),
-        ("LORE_MODEL_OVERRIDES", overrides.as_str()),
-        ("LORE_MEMORY", "on"),
-        ("LORE_IDLE_TIMEOUT", "0.3"),
-        ("LORE_EMBEDDINGS", "off"),
-        ("LORE_CARDS", "off"),
-    ])?;
+    let gateway = LoreProcess::spawn(
+        lore,
+        &dir,
+        "gateway.log",
+        &[
+            ("LORE_UPSTREAM_ANTHROPIC", url.as_str()),
+            ("LORE_MODEL_OVERRIDES", overrides.as_str()),
+            ("LORE_MEMORY", "on"),
+            ("LORE_IDLE_TIMEOUT", "0.3"),
+            ("LORE_EMBEDDINGS", "off"),
+            ("LORE_CARDS", "off"),
+        ],
+    )?;
     wait_ready(&gateway.base())?;
     let mut player = Player::new(gateway.base(), &upstream, Strategy::Lore, MODEL, 0);
     player.tool_time = tool_time;
     let played = player.play(session);
     let mut lore_figures = measure("Lore", &upstream, &played);
-    let actors: Value = lore_test_support::http_client::request(&gateway.base(), "GET", "/api/v1/actors", &[], b"").map(|r| r.json()).unwrap_or(Value::Null);
+    let actors: Value =
+        lore_test_support::http_client::request(&gateway.base(), "GET", "/api/v1/actors", &[], b"")
+            .map(|r| r.json())
+            .unwrap_or(Value::Null);
     lore_figures.worker_cost = actors["worker_usage"]
         .as_array()
         .map(|rows| rows.iter().filter_map(|r| r["cost_usd"].as_f64()).sum())
@@ -151,20 +180,24 @@ pub fn run(lore: &Path, work: &Path, session: &[Turn], window: u64, tool_time: D
     out.push(lore_figures);
     // Straight to the provider.
     let upstream = fake();
-    let played = Player::new(upstream.url(), &upstream, Strategy::Passthrough, MODEL, 0).play(session);
+    let played =
+        Player::new(upstream.url(), &upstream, Strategy::Passthrough, MODEL, 0).play(session);
     out.push(measure("passthrough", &upstream, &played));
     // The newest messages that fit: the window less the output reserve, the system prompt and
     // the tools (about 2,000 tokens).
     let upstream = fake();
     let budget = window - 8_192 - 2_500;
-    let played = Player::new(upstream.url(), &upstream, Strategy::Newest, MODEL, budget).play(session);
+    let played =
+        Player::new(upstream.url(), &upstream, Strategy::Newest, MODEL, budget).play(session);
     out.push(measure("newest that fit", &upstream, &played));
     Ok(out)
 }
 
 fn wait_ready(base: &str) -> anyhow::Result<()> {
     for _ in 0..200 {
-        if lore_test_support::http_client::request(base, "GET", "/health", &[], b"").is_ok_and(|r| r.status == 200) {
+        if lore_test_support::http_client::request(base, "GET", "/health", &[], b"")
+            .is_ok_and(|r| r.status == 200)
+        {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(25));

@@ -55,7 +55,10 @@ fn options() -> anyhow::Result<Options> {
         restarts: 10,
     };
     while let Some(flag) = args.next() {
-        let mut value = || args.next().with_context(|| format!("{flag} needs a value\n{USAGE}"));
+        let mut value = || {
+            args.next()
+                .with_context(|| format!("{flag} needs a value\n{USAGE}"))
+        };
         match flag.as_str() {
             "--lore" => options.lore = PathBuf::from(value()?),
             "--work-dir" => options.work = PathBuf::from(value()?),
@@ -74,7 +77,10 @@ fn options() -> anyhow::Result<Options> {
 fn main() -> anyhow::Result<()> {
     let options = options()?;
     if !options.lore.exists() {
-        bail!("{} does not exist; build it with cargo build --release -p lore", options.lore.display());
+        bail!(
+            "{} does not exist; build it with cargo build --release -p lore",
+            options.lore.display()
+        );
     }
     std::fs::create_dir_all(&options.work)?;
     let commit = std::process::Command::new("git")
@@ -86,11 +92,26 @@ fn main() -> anyhow::Result<()> {
     println!("# Context manager benchmark (commit {commit})\n");
     if options.what != "speed" {
         let session = session::generate(options.turns);
-        let figures = economics::run(&options.lore, &options.work, &session, options.window, options.tool_time)?;
-        println!("## Economics\n\n{}", economics::report(&figures, options.window, options.turns));
+        let figures = economics::run(
+            &options.lore,
+            &options.work,
+            &session,
+            options.window,
+            options.tool_time,
+        )?;
+        println!(
+            "## Economics\n\n{}",
+            economics::report(&figures, options.window, options.turns)
+        );
     }
     if options.what != "economics" {
-        let figures = speed::run(&options.lore, &options.work, options.messages, options.warm, options.restarts)?;
+        let figures = speed::run(
+            &options.lore,
+            &options.work,
+            options.messages,
+            options.warm,
+            options.restarts,
+        )?;
         println!("## Speed\n\n{}", speed::report(&figures));
     }
     if let Err(err) = std::fs::remove_dir_all(&options.work) {

@@ -15,18 +15,54 @@ pub struct Fact {
 
 /// The planted facts, one per early turn.
 pub const FACTS: [Fact; 12] = [
-    Fact { sentence: "By the way, the staging database listens on port 6543, not the default.", token: "6543" },
-    Fact { sentence: "Remember that we pin serde to 1.0.219 because 1.0.220 broke our derive.", token: "1.0.219" },
-    Fact { sentence: "The flaky test is ledger_race_7 — it fails when the clock crosses midnight.", token: "ledger_race_7" },
-    Fact { sentence: "Never run migrations with the --force-unsafe flag; it skipped the backup once.", token: "--force-unsafe" },
-    Fact { sentence: "The billing service token lives in BILLING_TOKEN_V2, the old variable is dead.", token: "BILLING_TOKEN_V2" },
-    Fact { sentence: "We decided on zstd level 9 for the archives after comparing it with brotli.", token: "zstd level 9" },
-    Fact { sentence: "Mira owns the payments module; ask her before touching src/payments/refund.rs.", token: "src/payments/refund.rs" },
-    Fact { sentence: "The deploy script is scripts/ship-prod.sh and it needs the VPN up.", token: "ship-prod.sh" },
-    Fact { sentence: "Our rate limit is 1,200 requests per minute per tenant, enforced in the gateway.", token: "1,200 requests" },
-    Fact { sentence: "The feature flag for the new parser is PARSER_V3_ENABLED.", token: "PARSER_V3_ENABLED" },
-    Fact { sentence: "Logs older than 45 days go to cold storage in bucket lore-archive-eu.", token: "lore-archive-eu" },
-    Fact { sentence: "The CI image is ghcr.io/acme/builder:2026.11 and must stay on that tag.", token: "builder:2026.11" },
+    Fact {
+        sentence: "By the way, the staging database listens on port 6543, not the default.",
+        token: "6543",
+    },
+    Fact {
+        sentence: "Remember that we pin serde to 1.0.219 because 1.0.220 broke our derive.",
+        token: "1.0.219",
+    },
+    Fact {
+        sentence: "The flaky test is ledger_race_7 — it fails when the clock crosses midnight.",
+        token: "ledger_race_7",
+    },
+    Fact {
+        sentence: "Never run migrations with the --force-unsafe flag; it skipped the backup once.",
+        token: "--force-unsafe",
+    },
+    Fact {
+        sentence: "The billing service token lives in BILLING_TOKEN_V2, the old variable is dead.",
+        token: "BILLING_TOKEN_V2",
+    },
+    Fact {
+        sentence: "We decided on zstd level 9 for the archives after comparing it with brotli.",
+        token: "zstd level 9",
+    },
+    Fact {
+        sentence: "Mira owns the payments module; ask her before touching src/payments/refund.rs.",
+        token: "src/payments/refund.rs",
+    },
+    Fact {
+        sentence: "The deploy script is scripts/ship-prod.sh and it needs the VPN up.",
+        token: "ship-prod.sh",
+    },
+    Fact {
+        sentence: "Our rate limit is 1,200 requests per minute per tenant, enforced in the gateway.",
+        token: "1,200 requests",
+    },
+    Fact {
+        sentence: "The feature flag for the new parser is PARSER_V3_ENABLED.",
+        token: "PARSER_V3_ENABLED",
+    },
+    Fact {
+        sentence: "Logs older than 45 days go to cold storage in bucket lore-archive-eu.",
+        token: "lore-archive-eu",
+    },
+    Fact {
+        sentence: "The CI image is ghcr.io/acme/builder:2026.11 and must stay on that tag.",
+        token: "builder:2026.11",
+    },
 ];
 
 /// A tool output of about `chars` characters, different for each `n`.
@@ -35,14 +71,38 @@ pub fn tool_output(n: usize, chars: usize) -> String {
     let mut line = 0usize;
     while out.len() < chars {
         let text = match (n + line) % 7 {
-            0 => format!("src/service_{n}/handler_{line}.rs:{}: pub async fn handle_{line}(ctx: &Context, req: Request) -> Result<Response> {{", 12 + line),
-            1 => format!("    let row = sqlx::query_as::<_, Row>(\"SELECT id, amount FROM ledger_{n} WHERE id = $1\").bind(req.id).fetch_one(&ctx.pool).await?;"),
-            2 => format!("test service_{n}::tests::case_{line} ... ok ({} ms)", (line * 13 + n) % 97 + 1),
-            3 => format!("    tracing::debug!(id = %row.id, amount = row.amount, \"loaded ledger row {line}\");"),
-            4 if n % 5 == 0 && line % 9 == 4 => format!("error[E0308]: mismatched types: expected `u64`, found `i64` --> src/service_{n}/model.rs:{}:17", 40 + line),
-            4 => format!("   Compiling service-{n}-part-{line} v0.{}.{} (/home/dev/acme/crates/service_{n})", line % 9, n % 7),
-            5 => format!("drwxr-xr-x  2 dev dev 4096 Nov 30 12:{:02} src/service_{n}/module_{line}", line % 60),
-            _ => format!("}} // handle_{line}: {} rows, {} bytes", line * 3 + n, line * 97 + n * 11),
+            0 => format!(
+                "src/service_{n}/handler_{line}.rs:{}: pub async fn handle_{line}(ctx: &Context, req: Request) -> Result<Response> {{",
+                12 + line
+            ),
+            1 => format!(
+                "    let row = sqlx::query_as::<_, Row>(\"SELECT id, amount FROM ledger_{n} WHERE id = $1\").bind(req.id).fetch_one(&ctx.pool).await?;"
+            ),
+            2 => format!(
+                "test service_{n}::tests::case_{line} ... ok ({} ms)",
+                (line * 13 + n) % 97 + 1
+            ),
+            3 => format!(
+                "    tracing::debug!(id = %row.id, amount = row.amount, \"loaded ledger row {line}\");"
+            ),
+            4 if n % 5 == 0 && line % 9 == 4 => format!(
+                "error[E0308]: mismatched types: expected `u64`, found `i64` --> src/service_{n}/model.rs:{}:17",
+                40 + line
+            ),
+            4 => format!(
+                "   Compiling service-{n}-part-{line} v0.{}.{} (/home/dev/acme/crates/service_{n})",
+                line % 9,
+                n % 7
+            ),
+            5 => format!(
+                "drwxr-xr-x  2 dev dev 4096 Nov 30 12:{:02} src/service_{n}/module_{line}",
+                line % 60
+            ),
+            _ => format!(
+                "}} // handle_{line}: {} rows, {} bytes",
+                line * 3 + n,
+                line * 97 + n * 11
+            ),
         };
         out.push_str(&text);
         out.push('\n');

@@ -72,7 +72,11 @@ fn body(model: &str, messages: &[Value]) -> Vec<u8> {
 
 /// Sends `bytes` to `base`; answers the time until the upstream had it, the response and the
 /// context layer the gateway reported.
-fn timed(base: &str, upstream: &FakeUpstream, bytes: &[u8]) -> anyhow::Result<(Duration, Value, Option<String>)> {
+fn timed(
+    base: &str,
+    upstream: &FakeUpstream,
+    bytes: &[u8],
+) -> anyhow::Result<(Duration, Value, Option<String>)> {
     upstream.clear_requests();
     upstream.push(Script::Text("The totals match now.".into()));
     let headers = [
@@ -93,7 +97,11 @@ fn timed(base: &str, upstream: &FakeUpstream, bytes: &[u8]) -> anyhow::Result<(D
         .map(|r| r.received_at)
         .context("the upstream saw no request")?;
     let layer = response.header("x-lore-context-layer").map(str::to_string);
-    Ok((arrived.duration_since(sent).unwrap_or_default(), response.json(), layer))
+    Ok((
+        arrived.duration_since(sent).unwrap_or_default(),
+        response.json(),
+        layer,
+    ))
 }
 
 fn wait_ready(base: &str) -> anyhow::Result<()> {
@@ -107,7 +115,13 @@ fn wait_ready(base: &str) -> anyhow::Result<()> {
 }
 
 /// Runs the speed benchmark.
-pub fn run(lore: &Path, work: &Path, messages: usize, warm_turns: usize, restarts: usize) -> anyhow::Result<Speed> {
+pub fn run(
+    lore: &Path,
+    work: &Path,
+    messages: usize,
+    warm_turns: usize,
+    restarts: usize,
+) -> anyhow::Result<Speed> {
     let model = "claude-sonnet-4-5";
     let upstream = FakeUpstream::start_with(FakeConfig::default());
     let dir = work.join("speed");
@@ -180,9 +194,15 @@ fn ms(d: Duration) -> f64 {
 
 /// The Markdown report.
 pub fn report(s: &Speed) -> String {
-    let added = |pairs: &[(Duration, Duration)]| -> Vec<f64> { pairs.iter().map(|(g, d)| ms(*g) - ms(*d)).collect() };
-    let gateway = |pairs: &[(Duration, Duration)]| -> Vec<f64> { pairs.iter().map(|(g, _)| ms(*g)).collect() };
-    let direct = |pairs: &[(Duration, Duration)]| -> Vec<f64> { pairs.iter().map(|(_, d)| ms(*d)).collect() };
+    let added = |pairs: &[(Duration, Duration)]| -> Vec<f64> {
+        pairs.iter().map(|(g, d)| ms(*g) - ms(*d)).collect()
+    };
+    let gateway = |pairs: &[(Duration, Duration)]| -> Vec<f64> {
+        pairs.iter().map(|(g, _)| ms(*g)).collect()
+    };
+    let direct = |pairs: &[(Duration, Duration)]| -> Vec<f64> {
+        pairs.iter().map(|(_, d)| ms(*d)).collect()
+    };
     let row = |label: &str, pairs: &[(Duration, Duration)]| {
         format!(
             "| {label} | {} | {:.1} / {:.1} ms | {:.1} / {:.1} ms | **{:.1} / {:.1} ms** |\n",
@@ -204,7 +224,10 @@ pub fn report(s: &Speed) -> String {
     );
     out.push_str(&row("warm (session actor live)", &s.warm));
     out.push_str(&row("first turn after a restart", &s.restarted));
-    out.push_str(&row("first sight of the session (all 5,580 messages new)", &[(s.first_sight, s.first_sight_direct)]));
+    out.push_str(&row(
+        "first sight of the session (all 5,580 messages new)",
+        &[(s.first_sight, s.first_sight_direct)],
+    ));
     out.push_str(&format!(
         "\nGateway RSS: {:.1} MB after the warm turns, {:.1} MB after the restarts.\n",
         s.rss_warm_mb, s.rss_restarted_mb

@@ -1,0 +1,274 @@
+//! A session's long-term knowledge in its prompt: system[1] computed on its first turn and kept,
+//! system[2] pinned once the knowledge search has answered (from the second turn, or the first
+//! when the session arrives large), and the knowledge deltas: an entry that changed or became
+//! relevant waits for the next turn boundary at the tail, is shown there in a fixed-notice pair,
+//! and replayed at the same place on every later turn (moved to the raw window's start when the
+//! gradient drops its message, re-anchored when the client rewrote it). After every reply the
+//! actor asks the search again if any knowledge was written meanwhile.
+
+use actix::prelude::*;
+use lore_proto::CanonicalRequest;
+use lore_proto::inject::is_user_text;
+use lore_storage::DeltaRecord;
+use lore_storage::memory::KnowledgeEntry;
+use tracing::{debug, info, warn};
+
+use super::SessionActor;
+use crate::ltm::render::{delta, knowledge_block, stable};
+use crate::ltm::select::{baseline, changes, pin, recent_matches};
+use crate::ltm::{budget, key, key_id};
+use crate::turn::{Knowledge, PlacedDelta};
+
+/// Deltas kept before they are folded into one.
+const MAX_DELTAS: usize = 8;
+/// Messages that make a first turn large enough to pin system[2] at once.
+const LARGE_COLD_START: usize = 20;
+/// Characters of recent conversation the knowledge search reads.
+const SEARCH_CONTEXT_CHARS: usize = 2_000;
+/// Entries the search returns.
+const SEARCH_LIMIT: usize = 30;
+/// What preferences may take of system[1], as a share of the LTM budget (reference 0.02 of
+/// the usable window, against 0.05 for the whole budget).
+const PREFERENCE_SHARE: f64 = 0.4;
+
+/// The knowledge search's answer for a session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Candidates {
+    /// The knowledge epoch the search started at.
+    pub epoch: u64,
+    /// Entry ids with their relevance, best first.
+    pub found: Vec<(String, f32)>,
+}
+
+impl SessionActor {
+    /// The project whose knowledge the session sees (none while it is unattributed).
+    fn knowledge_project(&self) -> Option<String> {
+        self.record
+            .project
+            .clone()
+            .filter(|_| !self.record.project_provisional)
+    }
+
+    fn knowledge(&self) -> Vec<KnowledgeEntry> {
+        match self.store.all_knowledge() {
+            Ok(entries) => entries,
+            Err(err) => {
+                warn!(session = %self.record.id, error = %err, "knowledge unreadable; the prompt goes without it");
+                Vec::new()
+            }
+        }
+    }
+
+    /// This turn's knowledge for the prompt; updates the session's record.
+    pub(super) fn knowledge_for_turn(
+        &mut self,
+        request: &CanonicalRequest,
+        identities: &[[u8; 16]],
+        usable: u64,
+    ) -> Knowledge {
+        if !self.services.ltm || request.previous_response_id.is_some() {
+            return Knowledge::default();
+        }
+        let project = self.knowledge_project();
+        self.record.ltm.turns += 1;
+        let ltm_budget = budget(usable);
+        let mut entries: Option<Vec<KnowledgeEntry>> = None;
+        if self.record.ltm.stable.is_none() {
+            let all = entries.get_or_insert_with(|| self.knowledge());
+            let entities = self.store.all_entities().unwrap_or_default();
+            let base = baseline(all, &entities, project.as_deref());
+            let text = stable(
+                &base.preferences,
+                &base.entities,
+                &base.catalogue,
+                (ltm_budget as f64 * PREFERENCE_SHARE) as u64,
+            );
+            self.record
+                .ltm
+                .keys
+                .extend(base.preferences.iter().map(|e| key(e)));
+            self.record.ltm.stable = Some(text.unwrap_or_default());
+        }
+        let large = request.messages.len() >= LARGE_COLD_START;
+        if self.record.ltm.pinned.is_none()
+            && (self.record.ltm.turns >= 2 || large)
+            && let Some(found) = self.candidates.take()
+        {
+            let all = entries.get_or_insert_with(|| self.knowledge());
+            let sticky: Vec<String> = self
+                .record
+                .ltm
+                .keys
+                .iter()
+                .map(|k| key_id(k).to_string())
+                .collect();
+            let chosen = pin(all, &found, project.as_deref(), ltm_budget, &sticky);
+            if chosen.is_empty() {
+                self.record.ltm.pinned = Some(String::new());
+            } else {
+                self.record.ltm.keys.extend(chosen.iter().map(|e| key(e)));
+                self.record.ltm.pinned = Some(knowledge_block(&chosen));
+                info!(session = %self.record.id, entries = chosen.len(), "long-term knowledge pinned into the prompt");
+            }
+        }
+        // A pending change is shown at a turn boundary at the tail, never between a tool call
+        // and its result.
+        let boundary = request.messages.last().is_some_and(is_user_text);
+        if boundary && !self.record.ltm.pending.is_empty() && self.record.ltm.pinned.is_some() {
+            let all = entries.get_or_insert_with(|| self.knowledge());
+            let pending = std::mem::take(&mut self.record.ltm.pending);
+            let shown: Vec<&KnowledgeEntry> = pending
+                .iter()
+                .filter_map(|k| all.iter().find(|e| e.id == key_id(k)))
+                .collect();
+            if !shown.is_empty() {
+                let position = request.messages.len() - 1;
+                let anchor = identities.get(position).copied().unwrap_or([0; 16]);
+                self.record.ltm.keys.extend(shown.iter().map(|e| key(e)));
+                self.record.ltm.deltas.push(DeltaRecord {
+                    position: position as u32,
+                    anchor,
+                    text: delta(&shown),
+                    keys: shown.iter().map(|e| key(e)).collect(),
+                });
+                info!(session = %self.record.id, entries = shown.len(), "knowledge delta added near the tail");
+                if self.record.ltm.deltas.len() > MAX_DELTAS {
+                    self.fold_deltas(all, position as u32, anchor);
+                }
+            }
+        }
+        let deltas = self.place_deltas(identities);
+        Knowledge {
+            stable: self.record.ltm.stable.clone().filter(|t| !t.is_empty()),
+            pinned: self.record.ltm.pinned.clone().filter(|t| !t.is_empty()),
+            deltas,
+        }
+    }
+
+    /// Folds every delta into one at the newest place (past [`MAX_DELTAS`]).
+    fn fold_deltas(&mut self, all: &[KnowledgeEntry], position: u32, anchor: [u8; 16]) {
+        let keys: Vec<String> = self
+            .record
+            .ltm
+            .deltas
+            .iter()
+            .flat_map(|d| d.keys.iter().cloned())
+            .collect();
+        let mut shown: Vec<&KnowledgeEntry> = Vec::new();
+        for k in &keys {
+            if let Some(entry) = all.iter().find(|e| e.id == key_id(k))
+                && !shown.iter().any(|s| s.id == entry.id)
+            {
+                shown.push(entry);
+            }
+        }
+        self.record.ltm.deltas = vec![DeltaRecord {
+            position,
+            anchor,
+            text: delta(&shown),
+            keys: shown.iter().map(|e| key(e)).collect(),
+        }];
+    }
+
+    /// Where each delta goes in this request: at its anchor while the message is still there;
+    /// else re-anchored (kept, never dropped) before the last turn boundary.
+    fn place_deltas(&mut self, identities: &[[u8; 16]]) -> Vec<PlacedDelta> {
+        let mut out = Vec::with_capacity(self.record.ltm.deltas.len());
+        for record in &mut self.record.ltm.deltas {
+            let at = record.position as usize;
+            let unit = if identities.get(at) == Some(&record.anchor) {
+                at
+            } else if let Some(found) = identities.iter().position(|id| *id == record.anchor) {
+                record.position = found as u32;
+                found
+            } else {
+                // The client rewrote that part of its history: the delta moves to the end.
+                let last = identities.len().saturating_sub(1);
+                debug!(delta_at = at, now = last, "knowledge delta re-anchored");
+                record.position = last as u32;
+                record.anchor = identities.get(last).copied().unwrap_or([0; 16]);
+                last
+            };
+            out.push(PlacedDelta {
+                before_unit: unit,
+                text: record.text.clone(),
+            });
+        }
+        out
+    }
+
+    /// Asks the knowledge search again when knowledge changed (or was never asked).
+    pub(super) fn refresh_candidates(&mut self, context: String, ctx: &mut Context<Self>) {
+        if !self.services.ltm || self.asking {
+            return;
+        }
+        let Some(finder) = self.services.finder.clone() else {
+            return;
+        };
+        let epoch = self.store.knowledge_epoch().unwrap_or(0);
+        let never_asked = self.record.ltm.pinned.is_none() && self.candidates.is_none();
+        if !never_asked && epoch == self.record.ltm.epoch {
+            return;
+        }
+        self.asking = true;
+        let project = self.knowledge_project();
+        let context: String = context
+            .chars()
+            .rev()
+            .take(SEARCH_CONTEXT_CHARS)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let search = finder.find(context.clone(), project, SEARCH_LIMIT);
+        ctx.spawn(search.into_actor(self).map(move |found, actor, _| {
+            actor.asking = false;
+            actor.candidates_arrived(epoch, found, &context);
+        }));
+    }
+
+    fn candidates_arrived(&mut self, epoch: u64, mut found: Vec<(String, f32)>, context: &str) {
+        let since = self.record.ltm.checked_ms;
+        self.record.ltm.epoch = epoch;
+        self.record.ltm.checked_ms = lore_storage::now_ms();
+        if since > 0 {
+            // What was written since the last look and matches the conversation, even if the
+            // search index has not committed it yet.
+            let entries = self.knowledge();
+            let project = self.knowledge_project();
+            for (id, score) in recent_matches(&entries, context, since, project.as_deref()) {
+                if !found.iter().any(|(known, _)| *known == id) {
+                    found.push((id, score));
+                }
+            }
+        }
+        if self.record.ltm.pinned.is_none() {
+            self.candidates = Some(found);
+            if let Err(err) = self.store.save_session(&self.record) {
+                self.note_failure(&err.into());
+            }
+            return;
+        }
+        let entries = self.knowledge();
+        let project = self.knowledge_project();
+        let mut shown = self.record.ltm.keys.clone();
+        shown.extend(self.record.ltm.pending.iter().cloned());
+        for change in changes(&entries, &found, &shown, project.as_deref()) {
+            let id = key_id(&change).to_string();
+            self.record.ltm.pending.retain(|k| key_id(k) != id);
+            self.record.ltm.pending.push(change);
+        }
+        if let Err(err) = self.store.save_session(&self.record) {
+            self.note_failure(&err.into());
+        }
+    }
+}
+
+impl Handler<Candidates> for SessionActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Candidates, _: &mut Self::Context) {
+        self.candidates_arrived(msg.epoch, msg.found, "");
+    }
+}
