@@ -78,6 +78,10 @@ pub struct GatewayConfig {
     pub card_settings: CardSettings,
     /// The memory workers (distillation, curation) and where their calls go.
     pub memory: crate::memory_config::MemoryConfig,
+    /// The flags given on the command line, so the settings page can say where a value came from.
+    pub flags: Overrides,
+    /// Names of the `LORE_*` variables set (non-empty) when the gateway started; no values.
+    pub env_set: std::collections::BTreeSet<String>,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -256,6 +260,12 @@ impl GatewayConfig {
             cards_vault,
             card_settings,
             memory: crate::memory_config::MemoryConfig::from_env(env)?,
+            flags: overrides.clone(),
+            env_set: env
+                .iter()
+                .filter(|(name, value)| name.starts_with("LORE_") && !value.trim().is_empty())
+                .map(|(name, _)| name.clone())
+                .collect(),
         })
     }
 }

@@ -9,6 +9,9 @@
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
 //! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
+//! - [`dashboard`] (the pages' data and management writes), [`ui`] (the HTML dashboard at
+//!   `/ui`) and [`ui_api`] (its JSON under `/api/v1`); [`recent_errors`], the latest logged
+//!   warnings for the overview.
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -17,6 +20,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+pub mod dashboard;
 pub mod embeddings;
 pub mod gateway;
 pub mod http;
@@ -26,4 +30,7 @@ pub mod memory;
 pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
+pub mod recent_errors;
 pub mod server;
+pub mod ui;
+pub mod ui_api;

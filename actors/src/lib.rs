@@ -13,6 +13,7 @@
 //! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
 //!   forget, with the same limits), the `.lore.md` format, its import and export.
 //! - [`documents`]: the search documents of distillations, knowledge entries and entities.
+//! - [`entity_merge`]: merging two entities the user knows are one.
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
 //!   a session's requests.
@@ -30,6 +31,7 @@ pub mod curator;
 pub mod distiller;
 pub mod documents;
 pub mod embedder;
+pub mod entity_merge;
 pub mod error;
 pub mod history;
 pub mod indexer;

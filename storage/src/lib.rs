@@ -10,8 +10,11 @@
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
+//! - [`admin`] holds the management writes: delete or move a session, delete an entity, and
+//!   light session summaries for listings.
 //! - [`error`] is the one error type of the crate.
 
+pub mod admin;
 pub mod error;
 pub mod index;
 pub mod memory;
@@ -21,6 +24,7 @@ pub mod store;
 pub mod vault;
 pub mod vectors;
 
+pub use admin::{DeletedSession, SessionCards, SessionSummary};
 pub use error::{StorageError, StorageErrorKind};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
