@@ -156,4 +156,22 @@ mod tests {
         }
         assert!(is_served_authority("localhost", 80));
     }
+
+    #[test]
+    fn only_loopback_peers_get_in() {
+        use actix_web::test::TestRequest;
+        let local = TestRequest::get()
+            .uri("/ui")
+            .peer_addr("127.0.0.1:40000".parse().unwrap_or_else(|_| unreachable!()))
+            .insert_header(("host", "127.0.0.1:8080"))
+            .to_http_request();
+        assert!(check(&local).is_ok());
+        let remote = TestRequest::get()
+            .uri("/ui")
+            .peer_addr("10.0.0.5:40000".parse().unwrap_or_else(|_| unreachable!()))
+            .insert_header(("host", "127.0.0.1:8080"))
+            .to_http_request();
+        let refused = check(&remote).err().map(|e| e.status);
+        assert_eq!(refused, Some(StatusCode::FORBIDDEN));
+    }
 }

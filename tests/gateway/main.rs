@@ -25,3 +25,8 @@ mod recall_tool;
 mod routes;
 mod sessions;
 mod streaming;
+mod ui_api;
+mod ui_cards;
+mod ui_guard;
+mod ui_helpers;
+mod ui_pages;
