@@ -221,6 +221,7 @@ async fn respond(
         })
         .await,
     )
+    .await
 }
 
 /// `GET /ui/cards?kind=&archived=`.

@@ -68,6 +68,7 @@ pub async fn knowledge(
         filter_q: q,
         pager_base: base,
     }))
+    .await
 }
 
 /// One entry.
@@ -89,6 +90,7 @@ pub async fn entry(path: web::Path<String>, state: web::Data<AppState>) -> HttpR
         active: "Knowledge",
         d,
     }))
+    .await
 }
 
 /// The entity list.
@@ -123,6 +125,7 @@ pub async fn entities(
         filter_type: kind,
         pager_base: base,
     }))
+    .await
 }
 
 /// One entity.
@@ -144,4 +147,5 @@ pub async fn entity(path: web::Path<String>, state: web::Data<AppState>) -> Http
         active: "Entities",
         d,
     }))
+    .await
 }

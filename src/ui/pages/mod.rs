@@ -31,16 +31,18 @@ pub struct ErrorPage {
     pub code: &'static str,
 }
 
-/// Renders a template as an HTML answer.
-pub fn render<T: Template>(template: &T) -> HttpResponse {
-    match template.render() {
-        Ok(html) => HttpResponse::Ok()
+/// Renders a template as an HTML answer, on the blocking pool: a large page never holds an
+/// HTTP worker that an LLM request needs.
+pub async fn render<T: Template + Send + 'static>(template: T) -> HttpResponse {
+    match actix_web::web::block(move || template.render()).await {
+        Ok(Ok(html)) => HttpResponse::Ok()
             .content_type("text/html; charset=utf-8")
             .insert_header(("cache-control", "no-store"))
             .body(html),
-        Err(err) => error_page(ApiError::internal(format!(
+        Ok(Err(err)) => error_page(ApiError::internal(format!(
             "the page could not be rendered: {err}"
         ))),
+        Err(err) => error_page(ApiError::from(err)),
     }
 }
 
@@ -67,9 +69,9 @@ pub fn error_page(err: ApiError) -> HttpResponse {
 }
 
 /// A page handler's answer: the page, or the error page.
-pub fn answer<T: Template>(result: Result<T, ApiError>) -> HttpResponse {
+pub async fn answer<T: Template + Send + 'static>(result: Result<T, ApiError>) -> HttpResponse {
     match result {
-        Ok(page) => render(&page),
+        Ok(page) => render(page).await,
         Err(err) => error_page(err),
     }
 }

@@ -27,6 +27,7 @@ pub async fn overview(state: web::Data<AppState>) -> HttpResponse {
         active: "Overview",
         o,
     }))
+    .await
 }
 
 /// The project list.
@@ -53,6 +54,7 @@ pub async fn projects(state: web::Data<AppState>) -> HttpResponse {
         active: "Projects",
         projects,
     }))
+    .await
 }
 
 /// One project.
@@ -82,4 +84,5 @@ pub async fn project(
         d,
         pager_base: base,
     }))
+    .await
 }

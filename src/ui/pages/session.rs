@@ -80,4 +80,5 @@ pub async fn session(
         v,
         pager_base: base,
     }))
+    .await
 }

@@ -34,6 +34,7 @@ pub async fn search(query: web::Query<SearchQuery>, state: web::Data<AppState>) 
         project,
         session,
     }))
+    .await
 }
 
 /// The costs page.
@@ -92,6 +93,7 @@ pub async fn costs(state: web::Data<AppState>) -> HttpResponse {
             chart,
         }
     }))
+    .await
 }
 
 /// The settings page.
@@ -105,13 +107,10 @@ pub struct SettingsPage {
 
 /// `GET /ui/settings`.
 pub async fn settings(state: web::Data<AppState>) -> HttpResponse {
-    render_settings(settings::load(&state.config))
-}
-
-fn render_settings(s: Settings) -> HttpResponse {
     answer(Ok(SettingsPage {
         title: "Settings".into(),
         active: "Settings",
-        s,
+        s: settings::load(&state.config),
     }))
+    .await
 }

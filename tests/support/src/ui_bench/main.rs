@@ -29,13 +29,22 @@ fn timed(base: &str, path: &str) -> anyhow::Result<(Duration, usize)> {
     let started = Instant::now();
     let response = http_client::request(base, "GET", path, &[], b"")?;
     let elapsed = started.elapsed();
-    anyhow::ensure!(response.status == 200, "{path} answered {}: {}", response.status, response.text());
+    anyhow::ensure!(
+        response.status == 200,
+        "{path} answered {}: {}",
+        response.status,
+        response.text()
+    );
     Ok((elapsed, response.body.len()))
 }
 
 fn json(base: &str, path: &str) -> anyhow::Result<Value> {
     let response = http_client::request(base, "GET", path, &[], b"")?;
-    anyhow::ensure!(response.status == 200, "{path} answered {}", response.status);
+    anyhow::ensure!(
+        response.status == 200,
+        "{path} answered {}",
+        response.status
+    );
     Ok(response.json())
 }
 
@@ -47,11 +56,15 @@ fn main() -> anyhow::Result<()> {
             "--lore" => lore = args.next().map(PathBuf::from),
             "--requests" => requests = args.next().and_then(|n| n.parse().ok()).unwrap_or(requests),
             "--keep" => keep = true,
-            other => anyhow::bail!("unknown argument {other}; usage: lore-ui-bench --lore PATH [--requests N] [--keep]"),
+            other => anyhow::bail!(
+                "unknown argument {other}; usage: lore-ui-bench --lore PATH [--requests N] [--keep]"
+            ),
         }
     }
     let lore = lore.context("--lore PATH of the release lore binary is required")?;
-    let dir = tempfile::Builder::new().prefix("lore-ui-bench-").tempdir()?;
+    let dir = tempfile::Builder::new()
+        .prefix("lore-ui-bench-")
+        .tempdir()?;
     let data = dir.path().to_path_buf();
     let started = Instant::now();
     let seeded = seed(&data, Plan::BENCH, Some(&data.join("cards")))?;
@@ -63,22 +76,37 @@ fn main() -> anyhow::Result<()> {
         seeded.entities.len(),
         started.elapsed().as_secs_f64()
     );
-    let gateway = LoreProcess::spawn(&lore, &data, "bench-gateway.log", &[("LORE_EMBEDDINGS", "off"), ("LORE_MEMORY", "off")])?;
+    let gateway = LoreProcess::spawn(
+        &lore,
+        &data,
+        "bench-gateway.log",
+        &[("LORE_EMBEDDINGS", "off"), ("LORE_MEMORY", "off")],
+    )?;
     let base = gateway.base();
     let deadline = Instant::now() + Duration::from_secs(300);
     // The index is rebuilt from sled after start; wait until it holds every message so the
     // rebuild does not run during the measurement.
     loop {
-        anyhow::ensure!(Instant::now() < deadline, "the index was not rebuilt in time: {}", gateway.log_tail());
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "the index was not rebuilt in time: {}",
+            gateway.log_tail()
+        );
         if let Ok(overview) = json(&base, "/api/v1/overview")
-            && overview["health"]["index"]["documents"].as_u64().unwrap_or(0) >= seeded.messages as u64
+            && overview["health"]["index"]["documents"]
+                .as_u64()
+                .unwrap_or(0)
+                >= seeded.messages as u64
             && overview["stats"]["cards"].as_u64() == Some(2)
         {
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
     }
-    let project = json(&base, "/api/v1/projects")?["projects"][0]["id"].as_str().unwrap_or_default().to_string();
+    let project = json(&base, "/api/v1/projects")?["projects"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let session = &seeded.sessions[seeded.sessions.len() / 2];
     let pages = [
         "/ui".to_string(),
