@@ -36,8 +36,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     // The dashboard (issue 14): `/` redirects to it; the guard covers `/ui` and all of `/api/v1`.
     .service(
         web::resource("/")
+            .guard(guard::Get())
             .wrap(from_fn(ui::guard::guard))
-            .route(web::get().to(ui::root)),
+            .to(ui::root),
     )
     .service(
         web::scope("/ui")

@@ -286,7 +286,10 @@ fn cards_surfaced_in_a_conversation_are_listed_and_the_editor_renders() {
             .cloned()
     });
     let list = page(&gateway, "/ui/cards?kind=people");
-    assert!(list.contains(r#"href="/ui/cards/people/Priya""#) && !list.contains("retry service <span"), "filtered by kind");
+    assert!(
+        list.contains(r#"href="/ui/cards/people/Priya""#) && !list.contains("retry service <span"),
+        "filtered by kind"
+    );
     assert!(list.contains("Pick a card on the left"));
     let html = page(&gateway, "/ui/cards/people/Priya");
     assert!(
