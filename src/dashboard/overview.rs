@@ -125,7 +125,7 @@ fn stored(state: &AppState) -> Result<Stored, ApiError> {
             projects: projects.len(),
             sessions: sessions.len(),
             live_sessions: 0,
-            messages: store.message_count()?,
+            messages: sessions.iter().map(|s| s.next_seq as usize).sum(),
             knowledge: knowledge.iter().filter(|k| !k.deleted).count(),
             entities: store.all_entities()?.len(),
             distillations: store.distillation_count()?,

@@ -84,10 +84,12 @@ pub fn list(sessions: &[SessionSummary], knowledge: &[KnowledgeEntry]) -> Vec<Pr
 }
 
 /// Finds the path of a project by id or path.
-pub fn resolve(store: &Store, id_or_path: &str) -> Result<String, ApiError> {
+pub fn resolve(
+    sessions: &[SessionSummary],
+    knowledge: &[KnowledgeEntry],
+    id_or_path: &str,
+) -> Result<String, ApiError> {
     let wanted = id_or_path.trim();
-    let sessions = store.session_summaries()?;
-    let knowledge = store.all_knowledge()?;
     let paths = sessions
         .iter()
         .filter_map(|s| s.project.as_deref())
@@ -202,9 +204,9 @@ const DISTILLATIONS_SHOWN: usize = 20;
 
 /// Loads one project.
 pub fn detail(store: &Store, id_or_path: &str, page: PageQuery) -> Result<ProjectDetail, ApiError> {
-    let path = resolve(store, id_or_path)?;
     let sessions = store.session_summaries()?;
     let knowledge = store.all_knowledge()?;
+    let path = resolve(&sessions, &knowledge, id_or_path)?;
     let project = list(&sessions, &knowledge)
         .into_iter()
         .find(|row| row.path == path)
@@ -224,11 +226,19 @@ pub fn detail(store: &Store, id_or_path: &str, page: PageQuery) -> Result<Projec
         distillations.extend(store.session_distillations(&session.id)?);
     }
     distillations.sort_by_key(|d| std::cmp::Reverse(d.created_at_ms));
-    let entries = lore_actors::knowledge::live_entries(store, Some(&path), false)?;
+    let mut entries: Vec<&KnowledgeEntry> = knowledge
+        .iter()
+        .filter(|e| !e.deleted && e.project.as_deref() == Some(path.as_str()))
+        .collect();
+    entries.sort_by(|a, b| {
+        lore_actors::knowledge::category_rank(a.category)
+            .cmp(&lore_actors::knowledge::category_rank(b.category))
+            .then_with(|| a.title.to_lowercase().cmp(&b.title.to_lowercase()))
+    });
     Ok(ProjectDetail {
         project,
         knowledge: entries
-            .iter()
+            .into_iter()
             .map(super::knowledge::EntryRow::from)
             .collect(),
         sessions: shown,

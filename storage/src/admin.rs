@@ -1,14 +1,12 @@
 //! Management writes the dashboard and the API make on stored sessions and entities: delete a
 //! session with everything derived from it, move a session to another project, delete an
-//! entity (after a merge), and light summaries of every session for listings.
+//! entity (after a merge); and tree counts.
 //!
 //! Deleting a session removes its record, its whole message log (forked-off messages included),
 //! its distillations and the Distiller's cursors, and its entries in the identity index, so a
 //! later request cannot resolve to it from storage. Knowledge learnt in the session stays: it is
 //! durable and belongs to its project. What the search index holds is the caller's to remove
 //! (the returned document ids).
-
-use serde::Deserialize;
 
 use crate::error::StorageError;
 use crate::memory::Distillation;
@@ -28,68 +26,6 @@ pub struct DeletedSession {
     pub doc_ids: Vec<String>,
 }
 
-/// The fields of a session record a listing needs; decoding skips the rest, so a listing of a
-/// thousand sessions does not build their paths and ledgers.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SessionSummary {
-    /// Session id.
-    pub id: String,
-    /// When the session was created.
-    pub created_at_ms: u64,
-    /// When the session last changed.
-    pub updated_at_ms: u64,
-    /// Model named by the latest request.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// Project directory the session is attributed to.
-    #[serde(default)]
-    pub project: Option<String>,
-    /// True while the project is only the gateway's own working directory.
-    #[serde(default)]
-    pub project_provisional: bool,
-    /// Messages on the current path.
-    #[serde(default, rename = "path", deserialize_with = "count_items")]
-    pub messages: usize,
-    /// History rewrites seen.
-    #[serde(default, rename = "forks", deserialize_with = "count_items")]
-    pub forks: usize,
-    /// Completed turns.
-    #[serde(default)]
-    pub turns: u64,
-}
-
-/// Counts the items of a sequence without keeping them.
-fn count_items<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
-    struct Counter;
-    impl<'de> serde::de::Visitor<'de> for Counter {
-        type Value = usize;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a sequence")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
-            let mut count = 0;
-            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
-                count += 1;
-            }
-            Ok(count)
-        }
-    }
-    deserializer.deserialize_seq(Counter)
-}
-
-/// A session's card injections, decoded without the rest of its record.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct SessionCards {
-    /// Session id.
-    pub id: String,
-    /// Project directory.
-    #[serde(default)]
-    pub project: Option<String>,
-    /// The card injections of the session.
-    #[serde(default)]
-    pub card_ledger: Vec<crate::records::LedgerEntry>,
-}
-
 fn prefix(session_id: &str) -> Vec<u8> {
     let mut prefix = session_id.as_bytes().to_vec();
     prefix.push(b'/');
@@ -97,30 +33,6 @@ fn prefix(session_id: &str) -> Vec<u8> {
 }
 
 impl Store {
-    /// Every session as a [`SessionSummary`], most recently updated first.
-    pub fn session_summaries(&self) -> Result<Vec<SessionSummary>, StorageError> {
-        let mut out = Vec::new();
-        for item in self.tree("sessions")?.iter() {
-            let (_, raw) = item?;
-            out.push(decode::<SessionSummary>("session", &raw)?);
-        }
-        out.sort_by_key(|summary| std::cmp::Reverse(summary.updated_at_ms));
-        Ok(out)
-    }
-
-    /// Every session's card injections (sessions without any left out).
-    pub fn session_cards(&self) -> Result<Vec<SessionCards>, StorageError> {
-        let mut out = Vec::new();
-        for item in self.tree("sessions")?.iter() {
-            let (_, raw) = item?;
-            let cards: SessionCards = decode("session", &raw)?;
-            if !cards.card_ledger.is_empty() {
-                out.push(cards);
-            }
-        }
-        Ok(out)
-    }
-
     /// Number of stored distillations.
     pub fn distillation_count(&self) -> Result<usize, StorageError> {
         Ok(self.tree(DISTILLATIONS)?.len())
@@ -129,11 +41,6 @@ impl Store {
     /// Number of stored sessions, without decoding them.
     pub fn session_count(&self) -> Result<usize, StorageError> {
         Ok(self.tree("sessions")?.len())
-    }
-
-    /// Number of stored messages (every session's whole log), without decoding them.
-    pub fn message_count(&self) -> Result<usize, StorageError> {
-        Ok(self.tree("messages")?.len())
     }
 
     /// Deletes a session and everything derived from it (see the module doc). `None` when no

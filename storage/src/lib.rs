@@ -10,8 +10,8 @@
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
-//! - [`admin`] holds the management writes: delete or move a session, delete an entity, and
-//!   light session summaries for listings.
+//! - [`admin`] holds the management writes: delete or move a session, delete an entity.
+//! - [`summaries`]: light, cached session summaries for listings.
 //! - [`error`] is the one error type of the crate.
 
 pub mod admin;
@@ -21,15 +21,17 @@ pub mod memory;
 pub mod recalls;
 pub mod records;
 pub mod store;
+pub mod summaries;
 pub mod vault;
 pub mod vectors;
 
-pub use admin::{DeletedSession, SessionCards, SessionSummary};
+pub use admin::DeletedSession;
 pub use error::{StorageError, StorageErrorKind};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };
 pub use store::Store;
+pub use summaries::{CardInjection, SessionSummary};
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
 pub use vectors::{ModelStamp, VectorDoc, VectorHit, VectorStore};

@@ -120,12 +120,12 @@ pub struct Surfaced {
 /// The latest injections, newest first.
 pub fn recent(store: &Store, limit: usize) -> Result<Vec<Surfaced>, ApiError> {
     let mut out: Vec<Surfaced> = store
-        .session_cards()?
+        .session_summaries()?
         .into_iter()
         .flat_map(|session| {
             let project = session.project.clone();
             let id = session.id.clone();
-            session.card_ledger.into_iter().map(move |entry| Surfaced {
+            session.cards.into_iter().map(move |entry| Surfaced {
                 at_ms: entry.created_at_ms,
                 keys: entry.keys,
                 session: id.clone(),

@@ -103,6 +103,7 @@ fn main() -> anyhow::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    let rss_before = gateway.rss_mb();
     let project = json(&base, "/api/v1/projects")?["projects"][0]["id"]
         .as_str()
         .unwrap_or_default()
@@ -152,9 +153,10 @@ fn main() -> anyhow::Result<()> {
     }
     println!();
     println!(
-        "{} requests per page after 5 warm-up requests; slowest p95 {}; gateway RSS {:.1} MB",
+        "{} requests per page after 5 warm-up requests; slowest p95 {}; gateway RSS {:.1} MB after the index rebuild, {:.1} MB after the pages",
         requests,
         ms(worst),
+        rss_before,
         gateway.rss_mb()
     );
     gateway.stop()?;
