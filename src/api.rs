@@ -117,7 +117,7 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpRespons
 }
 
 /// The Distiller's and the Curator's counters (null when the workers are off).
-async fn memory_counters(state: &AppState) -> (Value, Value) {
+pub(crate) async fn memory_counters(state: &AppState) -> (Value, Value) {
     let Some(workers) = &state.memory else {
         return (Value::Null, Value::Null);
     };

@@ -80,6 +80,10 @@ pub struct GatewayConfig {
     pub memory: crate::memory_config::MemoryConfig,
     /// The context manager's settings and the model catalogue (`LORE_MODEL_OVERRIDES`).
     pub context: std::sync::Arc<lore_actors::turn::ContextServices>,
+    /// The flags given on the command line, so the settings page can say where a value came from.
+    pub flags: Overrides,
+    /// Names of the `LORE_*` variables set (non-empty) when the gateway started; no values.
+    pub env_set: std::collections::BTreeSet<String>,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -262,6 +266,12 @@ impl GatewayConfig {
             card_settings,
             memory,
             context,
+            flags: overrides.clone(),
+            env_set: env
+                .iter()
+                .filter(|(name, value)| name.starts_with("LORE_") && !value.trim().is_empty())
+                .map(|(name, _)| name.clone())
+                .collect(),
         })
     }
 }

@@ -12,6 +12,9 @@
 //!   curation), their settings, and what they made of a session.
 //! - [`ltm_search`]: the knowledge search behind system[2] and the knowledge deltas.
 //! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
+//! - [`dashboard`] (the pages' data and management writes), [`ui`] (the HTML dashboard at
+//!   `/ui`) and [`ui_api`] (its JSON under `/api/v1`); [`recent_errors`], the latest logged
+//!   warnings for the overview.
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -21,6 +24,7 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod context_config;
+pub mod dashboard;
 pub mod embeddings;
 pub mod gateway;
 pub mod harness;
@@ -34,5 +38,8 @@ pub mod memory;
 pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
+pub mod recent_errors;
 pub mod server;
 pub mod session_api;
+pub mod ui;
+pub mod ui_api;

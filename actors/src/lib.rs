@@ -16,6 +16,7 @@
 //! - [`ltm`]: long-term knowledge in the prompt (system[1], system[2], deltas), pure.
 //! - [`documents`]: the search documents of distillations, knowledge entries and entities.
 //! - [`gradient`]: the context manager's pure engine (layers 0–4, budgets, pins, calibration).
+//! - [`entity_merge`]: merging two entities the user knows are one.
 //! - [`indexer`]: `Indexer`, the single writer of the search index, committing in batches.
 //! - [`worker`]: the worker LLM client and the activity board that keeps background work off
 //!   a session's requests.
@@ -36,6 +37,7 @@ pub mod curator;
 pub mod distiller;
 pub mod documents;
 pub mod embedder;
+pub mod entity_merge;
 pub mod error;
 pub mod gradient;
 pub mod history;

@@ -1,7 +1,7 @@
 //! The CLI commands. Data commands ask the running gateway's management API and, when no
 //! gateway runs, open the storage directly (sled allows one process at a time).
 
-mod cards;
+pub(crate) mod cards;
 mod doctor;
 mod hook;
 mod import;
@@ -159,10 +159,15 @@ pub(crate) fn default_log_filter(level: &str) -> String {
 pub(crate) fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("LORE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_log_filter(default)));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // A daemon's stderr is its log file: no colour codes there.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    use tracing_subscriber::prelude::*;
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                // A daemon's stderr is its log file: no colour codes there.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_filter(filter),
+        )
+        .with(crate::recent_errors::layer())
         .try_init();
 }

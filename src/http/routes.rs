@@ -2,8 +2,10 @@
 
 use actix_web::{guard, web};
 
+use actix_web::middleware::from_fn;
+
 use crate::gateway::{handlers, passthrough};
-use crate::{api, import_api, knowledge, memory_api, recall, session_api};
+use crate::{api, import_api, knowledge, memory_api, recall, session_api, ui, ui_api};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -31,8 +33,22 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/v1/codex/responses",
         web::post().to(handlers::codex_responses),
     )
+    // The dashboard (issue 14): `/` redirects to it; the guard covers `/ui` and all of `/api/v1`.
+    .service(
+        web::resource("/")
+            .guard(guard::Get())
+            .wrap(from_fn(ui::guard::guard))
+            .to(ui::root),
+    )
+    .service(
+        web::scope("/ui")
+            .wrap(from_fn(ui::guard::guard))
+            .configure(ui::configure),
+    )
     .service(
         web::scope("/api/v1")
+            .wrap(from_fn(ui::guard::guard))
+            .configure(ui_api::configure)
             .route("/sessions", web::get().to(api::list_sessions))
             .route("/sessions/{id}", web::get().to(session_api::show))
             .route(

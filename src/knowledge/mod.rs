@@ -82,7 +82,7 @@ async fn resync_project(state: &AppState, project: String) {
 }
 
 /// Sends the changes to the indexer, when there is one.
-fn reindex(state: &AppState, changes: &[Change]) {
+pub(crate) fn reindex(state: &AppState, changes: &[Change]) {
     let Some(indexer) = &state.indexer else {
         return;
     };

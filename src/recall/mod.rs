@@ -130,7 +130,7 @@ pub async fn recall(
 }
 
 /// Runs one recall over the index and the vectors on the blocking pool.
-async fn search_blocking(
+pub(crate) async fn search_blocking(
     state: &AppState,
     index: std::sync::Arc<lore_storage::SearchIndex>,
     request: RecallRequest,

@@ -12,8 +12,11 @@
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
+//! - [`admin`] holds the management writes: delete or move a session, delete an entity.
+//! - [`summaries`]: light, cached session summaries for listings.
 //! - [`error`] is the one error type of the crate.
 
+pub mod admin;
 pub mod context;
 pub mod error;
 pub mod import;
@@ -22,9 +25,11 @@ pub mod memory;
 pub mod recalls;
 pub mod records;
 pub mod store;
+pub mod summaries;
 pub mod vault;
 pub mod vectors;
 
+pub use admin::DeletedSession;
 pub use context::{ContextRecord, DeltaRecord, LtmRecord};
 pub use error::{StorageError, StorageErrorKind};
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
@@ -33,5 +38,6 @@ pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };
 pub use store::Store;
+pub use summaries::{CardInjection, SessionSummary};
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
 pub use vectors::{ModelStamp, VectorDoc, VectorHit, VectorStore};

@@ -26,8 +26,19 @@ impl Gateway {
 
     /// Starts a gateway in front of `upstream_url` with extra environment variables.
     pub fn start_with(upstream_url: &str, extra_env: &[(&str, &str)]) -> Gateway {
+        Gateway::start_prepared(upstream_url, extra_env, |_| {})
+    }
+
+    /// Like [`Gateway::start_with`], after `prepare` wrote into the fresh data directory (a
+    /// seeded store, a card vault).
+    pub fn start_prepared(
+        upstream_url: &str,
+        extra_env: &[(&str, &str)],
+        prepare: impl FnOnce(&Path),
+    ) -> Gateway {
         let data = tempfile::tempdir().expect("temp dir");
         let data_dir = data.path().to_path_buf();
+        prepare(&data_dir);
         let mut env = vec![
             (
                 "LORE_UPSTREAM_ANTHROPIC".to_string(),

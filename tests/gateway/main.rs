@@ -30,3 +30,8 @@ mod service;
 mod sessions;
 mod setup;
 mod streaming;
+mod ui_api;
+mod ui_cards;
+mod ui_guard;
+mod ui_helpers;
+mod ui_pages;

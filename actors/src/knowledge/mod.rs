@@ -4,6 +4,7 @@
 //! - [`limits`]: what every write cleans and refuses (title and content length, confidence).
 //! - [`dedup`]: which stored entry a draft repeats ([`find_duplicate`]).
 //! - [`write`]: [`create_or_merge`], [`update`] and [`forget`], each answering a [`Change`].
+//! - [`edit`]: the user's [`edit::edit`] and [`edit::change_scope`] from the dashboard and API.
 //! - [`lore_md`]: the `.lore.md` file format, rendered and parsed (no IO).
 //! - [`import`]: a whole `.lore.md` applied to a project, all or nothing, and its export.
 //!
@@ -11,6 +12,7 @@
 //! get (created and updated entries indexed, forgotten ones removed).
 
 pub mod dedup;
+pub mod edit;
 pub mod import;
 pub mod limits;
 pub mod lore_md;

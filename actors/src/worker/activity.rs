@@ -246,6 +246,14 @@ impl ActivityBoard {
         self.lock().contains_key(session_id)
     }
 
+    /// The session's requests in flight and when it was last active, if the board has it (the
+    /// dashboard refuses to delete or move a session whose actor may still be running).
+    pub fn activity_of(&self, session_id: &str) -> Option<(u32, Instant)> {
+        self.lock()
+            .get(session_id)
+            .map(|activity| (activity.in_flight, activity.last_active))
+    }
+
     /// Forgets sessions quiet for longer than `after` (their routes and credentials with them).
     pub fn forget_older_than(&self, after: Duration) {
         let now = Instant::now();

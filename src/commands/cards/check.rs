@@ -17,10 +17,13 @@ use serde_json::json;
 use super::relative;
 
 /// One line of the report.
-struct Finding {
-    path: String,
-    code: &'static str,
-    message: String,
+pub(crate) struct Finding {
+    /// The file, relative to the vault (or `kinds.yaml`).
+    pub(crate) path: String,
+    /// Short code (`no_kw`, `generic_kw`, `unreadable`, …).
+    pub(crate) code: &'static str,
+    /// What is wrong and what to do.
+    pub(crate) message: String,
 }
 
 /// Reads a card file, or says why it cannot be checked.
@@ -51,8 +54,9 @@ fn read_card(path: &Path) -> Result<String, Finding> {
     })
 }
 
-/// Runs the lint.
-pub(crate) fn run(root: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+/// Lints every card file of the vault at `root`: how many files there are and what is wrong.
+/// Shared by `lore cards check` and `GET /api/v1/cards/check`.
+pub(crate) fn findings(root: &Path) -> (usize, Vec<Finding>) {
     let vault = Vault::new(root);
     let (config, warnings, _) = vault.config();
     let files = vault.card_files();
@@ -94,6 +98,12 @@ pub(crate) fn run(root: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             });
         }
     }
+    (files.len(), findings)
+}
+
+/// Runs the lint.
+pub(crate) fn run(root: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let (files, findings) = findings(root);
     let code = if findings.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -104,7 +114,7 @@ pub(crate) fn run(root: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|f| json!({"path": f.path, "code": f.code, "message": f.message}))
             .collect();
-        let out = json!({"cards": files.len(), "problems": problems});
+        let out = json!({"cards": files, "problems": problems});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(code);
     }
@@ -112,13 +122,9 @@ pub(crate) fn run(root: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
         println!("{}: {}: {}", f.path, f.code, f.message);
     }
     if findings.is_empty() {
-        println!("{} card files, no problems", files.len());
+        println!("{files} card files, no problems");
     } else {
-        eprintln!(
-            "{} problem(s) in {} card files",
-            findings.len(),
-            files.len()
-        );
+        eprintln!("{} problem(s) in {} card files", findings.len(), files);
     }
     Ok(code)
 }

@@ -7,7 +7,7 @@
 //! * [`io`]: SillyTavern World Info import and export.
 //! * [`ledger`]: the per-session dedupe ledger of `lore hook`.
 
-mod check;
+pub(crate) mod check;
 mod examples;
 mod init;
 mod io;

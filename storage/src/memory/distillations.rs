@@ -8,8 +8,8 @@ use crate::error::StorageError;
 use crate::records::{decode, encode};
 use crate::store::Store;
 
-const DISTILLATIONS: &str = "distillations";
-const STATE: &str = "distill_state";
+pub(crate) const DISTILLATIONS: &str = "distillations";
+pub(crate) const STATE: &str = "distill_state";
 
 fn key(session_id: &str, n: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(session_id.len() + 9);

@@ -5,7 +5,7 @@ use crate::error::StorageError;
 use crate::records::{decode, encode};
 use crate::store::Store;
 
-const ENTITIES: &str = "entities";
+pub(crate) const ENTITIES: &str = "entities";
 
 impl Store {
     /// Writes an entity.

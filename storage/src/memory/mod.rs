@@ -15,8 +15,8 @@
 //! worker call changes nothing here.
 
 mod costs;
-mod distillations;
-mod entities;
+pub(crate) mod distillations;
+pub(crate) mod entities;
 mod knowledge;
 mod records;
 

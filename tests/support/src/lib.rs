@@ -15,8 +15,8 @@
 //!
 //! The fake upstream deliberately uses no other workspace crate: it is an independent oracle of
 //! the providers' wire formats. Only [`retrieval`] (the labelled recall set and its loader, for
-//! `lore-recall-eval`) uses `lore-proto` and `lore-storage`, to write data directories through
-//! the real storage API.
+//! `lore-recall-eval`) and [`ui_seed`] (the dashboard's seeded data directory, `lore-ui-seed`)
+//! use `lore-proto` and `lore-storage`, to write data directories through the real storage API.
 
 mod anthropic;
 pub mod cache_oracle;
@@ -34,6 +34,7 @@ pub mod retrieval;
 mod script;
 mod server;
 mod sse;
+pub mod ui_seed;
 mod worker;
 mod worker_answers;
 
