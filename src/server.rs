@@ -64,8 +64,18 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let cores = config.workers.max(1);
     let session_arbiters: Vec<Arbiter> = (0..cores).map(|_| Arbiter::new()).collect();
     let registry_arbiter = Arbiter::new();
-    let index_arbiter = Arbiter::new();
-    let (index, indexer) = match SearchIndex::open(&config.data_dir.join("index")) {
+    // Index commits are background work: their thread, and tantivy's own indexing and merge
+    // threads (created with the writer, so opened from a lowered thread), run at low priority.
+    let index_arbiter = lore_actors::background::low_priority_arbiter();
+    let index_dir = config.data_dir.join("index");
+    let opened = lore_actors::background::spawn_lowered(move || SearchIndex::open(&index_dir))
+        .unwrap_or_else(|| {
+            Err(lore_storage::StorageError::new(
+                lore_storage::StorageErrorKind::Io,
+                "the thread opening the search index panicked",
+            ))
+        });
+    let (index, indexer) = match opened {
         Ok((index, rebuilt)) => {
             let index = Arc::new(index);
             let writer = Indexer::new(index.clone(), store.clone());
@@ -108,6 +118,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let embeddings = if config.embeddings {
         Embeddings::start(
             &store,
+            &board,
             indexer.clone(),
             memory.as_ref().map(|workers| workers.curator.clone()),
         )

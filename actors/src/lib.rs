@@ -1,6 +1,8 @@
 //! The actors of Lore and the pure logic they own.
 //!
 //! Table of contents:
+//! - [`background`]: background threads at low priority, and their CPU share while requests are
+//!   in flight.
 //! - [`cards`]: the card matching engine (pure): which lore cards fire, in which order, within a
 //!   token budget.
 //! - [`registry`]: `SessionRegistry`, which maps a request to its conversation and owns the map
@@ -25,6 +27,7 @@
 //! - [`model`]: data passed between the HTTP layer and the actors.
 //! - [`error`]: the crate's error type.
 
+pub mod background;
 pub mod cards;
 pub mod curator;
 pub mod distiller;
