@@ -4,7 +4,8 @@
 //! - [`config`]: settings from flags and the environment.
 //! - [`http`]: the route table and error shapes.
 //! - [`gateway`]: the LLM proxy path.
-//! - [`api`]: the management API and `/health`.
+//! - [`api`]: the management API and `/health`; [`watchdog`]: the storage check (and its
+//!   recovery after a full disk) and the actor heartbeats `/health` reports.
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
@@ -27,3 +28,4 @@ pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
 pub mod server;
+pub mod watchdog;

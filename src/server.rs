@@ -48,6 +48,8 @@ pub struct AppState {
     pub memory: Option<crate::memory::MemoryWorkers>,
     /// Process start, for `/health`.
     pub started_at: Instant,
+    /// Storage checks and actor heartbeats, for `/health`.
+    pub watchdog: crate::watchdog::Watchdog,
 }
 
 /// Name of the file holding the gateway's pid.
@@ -129,6 +131,13 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
             "unset LORE_EMBEDDINGS to use them",
         )
     };
+    let watchdog = crate::watchdog::Watchdog::start(crate::watchdog::Watched {
+        store: store.clone(),
+        registry: registry.clone(),
+        indexer: indexer.clone(),
+        embeddings: embeddings.clone(),
+        memory: memory.clone(),
+    });
     let state = web::Data::new(AppState {
         config,
         registry,
@@ -140,6 +149,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         board,
         memory,
         started_at,
+        watchdog,
     });
     let server = HttpServer::new(move || {
         App::new()

@@ -4,7 +4,8 @@
 //! off the HTTP executor. Values are MessagePack (rmp-serde, named fields) and every record carries
 //! a schema version, so a later release can read what an earlier one wrote.
 //!
-//! - [`store`] opens the data directory and owns the sled trees.
+//! - [`store`] opens the data directory and owns the sled trees; `handle` keeps the open
+//!   database replaceable, so a write failure (a full disk) is recovered from without a restart.
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
@@ -13,6 +14,7 @@
 //! - [`error`] is the one error type of the crate.
 
 pub mod error;
+mod handle;
 pub mod index;
 pub mod memory;
 pub mod recalls;
@@ -26,6 +28,6 @@ pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };
-pub use store::Store;
+pub use store::{Store, StoreHealth};
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
 pub use vectors::{ModelStamp, VectorDoc, VectorHit, VectorStore};

@@ -25,6 +25,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{StorageError, StorageErrorKind};
+use crate::handle::DbHandle;
 use crate::index::{DocKind, IndexDoc, SearchFilter};
 use crate::records::{decode, encode};
 use codec::{f32_bytes, kind_code, parse_kind};
@@ -126,8 +127,7 @@ pub struct VectorStore {
 }
 
 struct Inner {
-    tree: sled::Tree,
-    meta: sled::Tree,
+    handle: DbHandle,
     state: RwLock<State>,
 }
 
@@ -146,22 +146,28 @@ impl std::fmt::Debug for VectorStore {
 }
 
 impl VectorStore {
-    /// The store over the `vectors` tree, its stamp in `meta`.
-    pub(crate) fn open(tree: sled::Tree, meta: sled::Tree) -> Result<Self, StorageError> {
-        let stamp = meta
+    /// The store over the `vectors` tree of `handle`, its stamp in `meta`.
+    pub(crate) fn open(handle: DbHandle) -> Result<Self, StorageError> {
+        let stamp = handle
+            .trees()?
+            .meta
             .get(STAMP_KEY)?
             .map(|raw| decode::<ModelStamp>("vector model stamp", &raw))
             .transpose()?;
         Ok(Self {
             inner: Arc::new(Inner {
-                tree,
-                meta,
+                handle,
                 state: RwLock::new(State {
                     stamp,
                     matrix: None,
                 }),
             }),
         })
+    }
+
+    /// The `vectors` tree of the open database.
+    fn tree(&self) -> Result<sled::Tree, StorageError> {
+        Ok(self.inner.handle.trees()?.vectors.clone())
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -189,9 +195,12 @@ impl VectorStore {
         if state.stamp.as_ref() == Some(&wanted) {
             return Ok(false);
         }
-        let cleared = !self.inner.tree.is_empty();
-        self.inner.tree.clear()?;
+        let tree = self.tree()?;
+        let cleared = !tree.is_empty();
+        tree.clear()?;
         self.inner
+            .handle
+            .trees()?
             .meta
             .insert(STAMP_KEY, encode("vector model stamp", &wanted)?)?;
         state.matrix = state.matrix.as_ref().map(|_| Matrix::new(dim));
@@ -248,7 +257,7 @@ impl VectorStore {
                 batch.insert(key.as_bytes(), encode("vector", &record)?);
                 rows.push((key, doc, record));
             }
-            for item in self.inner.tree.scan_prefix(passage_prefix(&doc.id)) {
+            for item in self.tree()?.scan_prefix(passage_prefix(&doc.id)) {
                 let (key, _) = item?;
                 let key = String::from_utf8_lossy(&key).into_owned();
                 let n = key
@@ -261,7 +270,7 @@ impl VectorStore {
                 }
             }
         }
-        self.inner.tree.apply_batch(batch)?;
+        self.tree()?.apply_batch(batch)?;
         if let Some(matrix) = state.matrix.as_mut() {
             for (key, doc, record) in &rows {
                 let kind = kind_code(doc.kind);
@@ -276,20 +285,20 @@ impl VectorStore {
 
     /// Whether a vector is stored for `id`.
     pub fn contains(&self, id: &str) -> Result<bool, StorageError> {
-        Ok(self.inner.tree.contains_key(id.as_bytes())?)
+        Ok(self.tree()?.contains_key(id.as_bytes())?)
     }
 
     /// Deletes the vectors of `id` (every passage); says whether there was one.
     pub fn remove(&self, id: &str) -> Result<bool, StorageError> {
         let mut state = self.write();
         let mut keys = vec![id.to_string()];
-        for item in self.inner.tree.scan_prefix(passage_prefix(id)) {
+        for item in self.tree()?.scan_prefix(passage_prefix(id)) {
             let (key, _) = item?;
             keys.push(String::from_utf8_lossy(&key).into_owned());
         }
         let mut existed = false;
         for key in &keys {
-            existed |= self.inner.tree.remove(key.as_bytes())?.is_some();
+            existed |= self.tree()?.remove(key.as_bytes())?.is_some();
             if let Some(matrix) = state.matrix.as_mut() {
                 matrix.remove(key);
             }
@@ -331,7 +340,7 @@ impl VectorStore {
             return Ok(());
         };
         let mut matrix = Matrix::new(dim);
-        for item in self.inner.tree.iter() {
+        for item in self.tree()?.iter() {
             let (key, raw) = item?;
             let record: VectorRecord = decode("vector", &raw)?;
             if record.vector.len() != dim {
@@ -410,7 +419,7 @@ impl VectorStore {
     ) -> Result<Vec<VectorHit>, StorageError> {
         let mut hits: Vec<VectorHit> = Vec::with_capacity(candidates.len());
         for id in candidates {
-            let Some(raw) = self.inner.tree.get(id.as_bytes())? else {
+            let Some(raw) = self.tree()?.get(id.as_bytes())? else {
                 continue;
             };
             let record: VectorRecord = decode("vector", &raw)?;

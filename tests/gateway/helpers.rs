@@ -26,7 +26,20 @@ impl Gateway {
 
     /// Starts a gateway in front of `upstream_url` with extra environment variables.
     pub fn start_with(upstream_url: &str, extra_env: &[(&str, &str)]) -> Gateway {
-        let data = tempfile::tempdir().expect("temp dir");
+        Gateway::start_in(
+            tempfile::tempdir().expect("temp dir"),
+            upstream_url,
+            extra_env,
+        )
+    }
+
+    /// [`Gateway::start_with`] on a data directory the caller prepared (a small filesystem
+    /// mounted on it, a damaged database).
+    pub fn start_in(
+        data: tempfile::TempDir,
+        upstream_url: &str,
+        extra_env: &[(&str, &str)],
+    ) -> Gateway {
         let data_dir = data.path().to_path_buf();
         let mut env = vec![
             (

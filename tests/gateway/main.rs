@@ -15,6 +15,7 @@ mod compression;
 mod crash;
 mod embeddings;
 mod errors;
+mod faults;
 mod headers;
 mod hook;
 mod knowledge;
