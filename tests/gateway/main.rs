@@ -18,6 +18,7 @@ mod errors;
 mod faults;
 mod headers;
 mod hook;
+mod hosted;
 mod knowledge;
 mod mcp;
 mod memory;
