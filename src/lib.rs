@@ -18,6 +18,8 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+#[cfg(test)]
+mod config_fuzz;
 pub mod embeddings;
 pub mod gateway;
 pub mod http;
