@@ -25,5 +25,6 @@ mod memory;
 mod recall;
 mod recall_tool;
 mod routes;
+mod secrets_load;
 mod sessions;
 mod streaming;
