@@ -32,7 +32,7 @@ fn thousands_of_distinct_keys_never_reach_the_disk_or_the_log() {
                     let key = format!("sk-ant-LEAKCHECK-{n:05}-a9f3e1");
                     let bearer = format!("Bearer sk-proj-LEAKCHECK-{n:05}-77c2");
                     let custom = format!("tok-LEAKCHECK-{n:05}");
-                    let stream = n % 2 == 0;
+                    let stream = n.is_multiple_of(2);
                     let text = format!("question {n}");
                     let (path, headers, body) = match n % 5 {
                         0 => (
