@@ -33,6 +33,11 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
         "capture": capture,
         "storage": watch.storage,
         "actors": watch.actors,
+        "retention": state
+            .retention
+            .read()
+            .map(|counters| json!(*counters))
+            .unwrap_or(Value::Null),
         "cards": cards,
         "embeddings": state.embeddings.handle().status(),
         "vectors": vectorizer_counters(&state).await,

@@ -78,6 +78,8 @@ pub struct GatewayConfig {
     pub card_settings: CardSettings,
     /// The memory workers (distillation, curation) and where their calls go.
     pub memory: crate::memory_config::MemoryConfig,
+    /// Retention and the size cap of the raw conversation data.
+    pub retention: lore_actors::pruner::RetentionSettings,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -256,6 +258,7 @@ impl GatewayConfig {
             cards_vault,
             card_settings,
             memory: crate::memory_config::MemoryConfig::from_env(env)?,
+            retention: crate::retention::settings_from_env(env)?,
         })
     }
 }

@@ -10,6 +10,7 @@
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
 //! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
+//! - [`retention`]: `LORE_RETENTION_DAYS`, `LORE_MAX_STORAGE_MB` and the pruner's start.
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -29,5 +30,6 @@ pub mod memory;
 pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
+pub mod retention;
 pub mod server;
 pub mod watchdog;

@@ -50,6 +50,8 @@ pub struct AppState {
     pub started_at: Instant,
     /// Storage checks and actor heartbeats, for `/health`.
     pub watchdog: crate::watchdog::Watchdog,
+    /// What the pruner has done, for `/health`.
+    pub retention: Arc<std::sync::RwLock<lore_actors::pruner::PrunerCounters>>,
 }
 
 /// Name of the file holding the gateway's pid.
@@ -131,6 +133,12 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
             "unset LORE_EMBEDDINGS to use them",
         )
     };
+    let retention = crate::retention::start(
+        config.retention.clone(),
+        &store,
+        index.clone(),
+        &config.data_dir,
+    );
     let watchdog = crate::watchdog::Watchdog::start(crate::watchdog::Watched {
         store: store.clone(),
         registry: registry.clone(),
@@ -150,6 +158,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         memory,
         started_at,
         watchdog,
+        retention,
     });
     let server = HttpServer::new(move || {
         App::new()

@@ -21,6 +21,7 @@
 //! - [`distiller`]: `Distiller`, which turns quiet sessions' messages into observation logs and
 //!   consolidates them. [`curator`]: `Curator`, which turns observations into long-term knowledge
 //!   and entities.
+//! - [`pruner`]: `Pruner`, retention and the size cap of the raw conversation data.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
@@ -39,6 +40,7 @@ pub mod indexer;
 pub mod injection;
 pub mod knowledge;
 pub mod model;
+pub mod pruner;
 pub mod recall;
 pub mod registry;
 pub mod session;

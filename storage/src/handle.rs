@@ -79,8 +79,10 @@ struct Shared {
 }
 
 impl DbHandle {
-    /// Opens the database under `dir` (created if missing).
+    /// Opens the database under `dir` (created if missing), finishing or undoing a compaction
+    /// a crash interrupted.
     pub fn open(dir: &Path) -> Result<Self, StorageError> {
+        finish_compaction(dir);
         std::fs::create_dir_all(dir).map_err(|err| {
             StorageError::new(
                 StorageErrorKind::Io,
@@ -254,6 +256,148 @@ impl DbHandle {
             }
         }
     }
+}
+
+impl DbHandle {
+    /// Rewrites the database into a fresh directory and swaps it in, so the space of deleted
+    /// records is given back to the file system (sled reuses freed space but never shrinks its
+    /// file). Every operation fails while it runs (the gateway fails open). Returns the bytes
+    /// on disk before and after. A crash midway is finished or undone by the next open.
+    pub fn compact(&self) -> Result<(u64, u64), StorageError> {
+        let _only_one = self
+            .shared
+            .reopening
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let dir = self.shared.dir.clone();
+        let before = dir_bytes(&dir);
+        let old = self
+            .shared
+            .slot
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| StorageError::new(StorageErrorKind::Io, "the database is closed"))?;
+        let fresh = sibling(&dir, "compacting");
+        let copied = copy_database(&old.db, &fresh);
+        if let Err(err) = copied {
+            let _ = std::fs::remove_dir_all(&fresh);
+            *self.shared.slot.write().unwrap_or_else(|e| e.into_inner()) = Some(old);
+            return Err(err);
+        }
+        let deadline = Instant::now() + REOPEN_WAIT;
+        while Arc::strong_count(&old) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(old);
+        let retired = sibling(&dir, "retired");
+        let swapped = std::fs::rename(&dir, &retired).and_then(|()| std::fs::rename(&fresh, &dir));
+        if let Err(err) = swapped {
+            tracing::warn!(error = %err, "compaction could not swap the database in; keeping the old one");
+            finish_compaction(&dir);
+        }
+        loop {
+            match open_trees(&dir) {
+                Ok(trees) => {
+                    *self.shared.slot.write().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Arc::new(trees));
+                    self.shared.generation.fetch_add(1, Ordering::SeqCst);
+                    break;
+                }
+                Err(err) if err.kind == StorageErrorKind::Locked && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        let _ = std::fs::remove_dir_all(&retired);
+        Ok((before, dir_bytes(&dir)))
+    }
+
+    /// Bytes the database's files take on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        dir_bytes(&self.shared.dir)
+    }
+}
+
+/// Marker written into a finished copy before it is swapped in.
+const COPY_DONE: &str = "lore-compaction-complete";
+
+/// `<dir>.<suffix>` beside `dir`.
+fn sibling(dir: &Path, suffix: &str) -> PathBuf {
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(format!(".{suffix}"));
+    dir.with_file_name(name)
+}
+
+/// Copies every tree of `from` into a new database at `to`, flushed, with the done marker.
+fn copy_database(from: &sled::Db, to: &Path) -> Result<(), StorageError> {
+    let _ = std::fs::remove_dir_all(to);
+    let target = sled::Config::new()
+        .path(to)
+        .cache_capacity(CACHE_CAPACITY_BYTES)
+        .flush_every_ms(None)
+        .open()?;
+    for name in from.tree_names() {
+        let source = from.open_tree(&name)?;
+        let sink = target.open_tree(&name)?;
+        let mut batch = sled::Batch::default();
+        let mut pending = 0usize;
+        for item in source.iter() {
+            let (key, value) = item?;
+            batch.insert(key, value);
+            pending += 1;
+            if pending == 1000 {
+                sink.apply_batch(std::mem::take(&mut batch))?;
+                pending = 0;
+            }
+        }
+        sink.apply_batch(batch)?;
+    }
+    target.flush()?;
+    drop(target);
+    std::fs::write(to.join(COPY_DONE), b"")
+        .map_err(|err| StorageError::new(StorageErrorKind::Io, format!("compaction marker: {err}")))
+}
+
+/// After a crash during a compaction: a finished copy replaces a missing database, otherwise
+/// the retired original goes back; leftovers are removed.
+fn finish_compaction(dir: &Path) {
+    let fresh = sibling(dir, "compacting");
+    let retired = sibling(dir, "retired");
+    if !dir.exists() {
+        if fresh.join(COPY_DONE).exists() {
+            let _ = std::fs::rename(&fresh, dir);
+        } else if retired.exists() {
+            let _ = std::fs::rename(&retired, dir);
+        }
+    }
+    if dir.exists() {
+        let _ = std::fs::remove_dir_all(&fresh);
+        let _ = std::fs::remove_dir_all(&retired);
+    }
+}
+
+/// Sum of the file sizes under `dir`.
+pub(crate) fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(path) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.metadata() {
+                Ok(meta) if meta.is_dir() => stack.push(entry.path()),
+                Ok(meta) => total += meta.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
 }
 
 /// The error of a flush that did not finish in time.

@@ -272,6 +272,29 @@ impl SearchIndex {
         Ok(())
     }
 
+    /// Removes the message documents of `sessions` (pruned), keeping their other documents
+    /// (distillations); visible after [`SearchIndex::commit`].
+    pub fn remove_session_messages(&self, sessions: &[String]) -> Result<(), StorageError> {
+        let writer = self.writer()?;
+        let f = self.fields;
+        for session in sessions {
+            let term = |field, text: &str| -> Box<dyn Query> {
+                Box::new(TermQuery::new(
+                    Term::from_field_text(field, text),
+                    IndexRecordOption::Basic,
+                ))
+            };
+            let query = BooleanQuery::new(vec![
+                (Occur::Must, term(f.session, session)),
+                (Occur::Must, term(f.kind, DocKind::Message.as_str())),
+            ]);
+            writer
+                .delete_query(Box::new(query))
+                .map_err(|err| index_error("cannot delete", err))?;
+        }
+        Ok(())
+    }
+
     /// Removes every document (before a rebuild).
     pub fn clear(&self) -> Result<(), StorageError> {
         self.writer()?

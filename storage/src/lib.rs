@@ -10,6 +10,7 @@
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
+//! - [`prune`] deletes old sessions' raw data (keeping what the memory derived from them).
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
@@ -17,6 +18,7 @@ pub mod error;
 mod handle;
 pub mod index;
 pub mod memory;
+pub mod prune;
 pub mod recalls;
 pub mod records;
 pub mod store;
@@ -29,5 +31,10 @@ pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };
 pub use store::{Store, StoreHealth};
+
+/// Sum of the sizes of the files under `dir` (0 when it cannot be read).
+pub fn disk_usage(dir: &std::path::Path) -> u64 {
+    handle::dir_bytes(dir)
+}
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
 pub use vectors::{ModelStamp, VectorDoc, VectorHit, VectorStore};

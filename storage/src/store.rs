@@ -65,9 +65,31 @@ impl Store {
         self.handle.health()
     }
 
-    /// How often the database was reopened after a failure.
+    /// How often the database was reopened (after a failure, or by a compaction).
     pub fn generation(&self) -> u64 {
         self.handle.generation()
+    }
+
+    /// Rewrites the database so deleted records give their space back; operations fail while
+    /// it runs. Returns the bytes on disk before and after. See `handle::DbHandle::compact`.
+    pub fn compact(&self) -> Result<(u64, u64), StorageError> {
+        self.handle.compact()
+    }
+
+    /// Bytes the database's files take on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        self.handle.disk_bytes()
+    }
+
+    /// One of the store's own trees, for the modules of this crate.
+    pub(crate) fn raw_tree(&self, name: &str) -> Result<sled::Tree, StorageError> {
+        let trees = self.trees()?;
+        Ok(match name {
+            "sessions" => trees.sessions.clone(),
+            "messages" => trees.messages.clone(),
+            "session_index" => trees.session_index.clone(),
+            other => trees.db.open_tree(other)?,
+        })
     }
 
     /// A named tree of the database, for the modules that keep their own records.

@@ -306,6 +306,26 @@ impl VectorStore {
         Ok(existed)
     }
 
+    /// Deletes every vector whose key starts with `prefix` (a pruned session's messages).
+    pub fn remove_prefix(&self, prefix: &str) -> Result<u64, StorageError> {
+        let mut state = self.write();
+        let tree = self.tree()?;
+        let mut batch = sled::Batch::default();
+        let mut keys = Vec::new();
+        for item in tree.scan_prefix(prefix.as_bytes()) {
+            let (key, _) = item?;
+            batch.remove(key.clone());
+            keys.push(String::from_utf8_lossy(&key).into_owned());
+        }
+        tree.apply_batch(batch)?;
+        if let Some(matrix) = state.matrix.as_mut() {
+            for key in &keys {
+                matrix.remove(key);
+            }
+        }
+        Ok(keys.len() as u64)
+    }
+
     /// Number of stored vectors, passages counted one by one (loads the in-memory copy).
     pub fn len(&self) -> Result<usize, StorageError> {
         self.load()?;

@@ -226,8 +226,17 @@ impl Drop for Gateway {
 }
 
 /// Waits until `check` holds (captures finish asynchronously after the reply).
-pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
+pub fn eventually<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    eventually_within(Duration::from_secs(10), what, check)
+}
+
+/// [`eventually`] with its own deadline, for background work that runs at low priority.
+pub fn eventually_within<T>(
+    limit: Duration,
+    what: &str,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(value) = check() {
             return value;

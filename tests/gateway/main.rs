@@ -24,6 +24,7 @@ mod mcp;
 mod memory;
 mod recall;
 mod recall_tool;
+mod retention;
 mod routes;
 mod secrets_load;
 mod sessions;
