@@ -6,6 +6,7 @@
 
 mod backfill;
 mod client;
+mod soak;
 mod stats;
 
 use std::net::{TcpListener, TcpStream};
@@ -22,6 +23,8 @@ struct Options {
     /// Stored messages to backfill while the scenarios run (`--backfill N`), instead of the
     /// default run.
     backfill: Option<usize>,
+    /// Seconds of the streaming soak (`--soak SECONDS`), instead of the default run.
+    soak: Option<u64>,
 }
 
 fn main() {
@@ -29,6 +32,7 @@ fn main() {
         bin_dir: PathBuf::from("target/release"),
         quick: false,
         backfill: None,
+        soak: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -41,10 +45,18 @@ fn main() {
                 let count = args.next().and_then(|n| n.parse().ok());
                 options.backfill = Some(count.expect("--backfill needs a message count"));
             }
+            "--soak" => {
+                let seconds = args.next().and_then(|n| n.parse().ok());
+                options.soak = Some(seconds.expect("--soak needs a number of seconds"));
+            }
             other => panic!(
-                "unknown argument {other}; use --bin-dir DIR, --quick and --backfill MESSAGES"
+                "unknown argument {other}; use --bin-dir DIR, --quick, --backfill MESSAGES and --soak SECONDS"
             ),
         }
+    }
+    if let Some(seconds) = options.soak {
+        soak::run(&options.bin_dir, seconds);
+        return;
     }
     match options.backfill {
         Some(messages) => backfill::run(
