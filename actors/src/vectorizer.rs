@@ -10,7 +10,8 @@
 //! vectors of another model. When the embedder is unavailable it does nothing and its counters
 //! say why. [`backfill_blocking`] is the same backfill for `lore reindex` without a gateway.
 //!
-//! Bounded: the live queue holds at most [`MAX_LIVE_BYTES`] of text; documents past it are shed
+//! Bounded: the live queue holds at most [`MAX_LIVE_DOCS`] documents and [`MAX_LIVE_BYTES`] of
+//! text; documents past it are shed
 //! (counted in `shed`) and picked up by a rescan of the store once the queue has drained, so
 //! none is lost. A batch that the embedder does not answer within [`EMBED_DEADLINE`] fails (the
 //! embedder is hung); its documents wait for the next rescan.
@@ -38,9 +39,11 @@ pub const BATCH_BYTES: usize = 256 * 1024;
 /// Longest text embedded, in bytes: the model embeds at most 16 passages of 512 tokens.
 const MAX_TEXT_BYTES: usize = 96 * 1024;
 /// Most bytes of text waiting in the live queue; past it documents are shed and rescanned.
-pub const MAX_LIVE_BYTES: usize = 32 * 1024 * 1024;
+pub const MAX_LIVE_BYTES: usize = 8 * 1024 * 1024;
+/// Most documents waiting in the live queue (each also carries its ids and fields).
+pub const MAX_LIVE_DOCS: usize = 2048;
 /// Fewest time between two scans of the store for documents without a vector.
-const RESCAN_EVERY: Duration = Duration::from_secs(30);
+const RESCAN_EVERY: Duration = Duration::from_secs(120);
 /// Longest wait for one embedding call before it counts as hung.
 pub const EMBED_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -326,7 +329,7 @@ impl Handler<EmbedDocs> for Vectorizer {
         }
         for doc in msg.docs.into_iter().filter(wants_vector) {
             let bytes = doc_bytes(&doc);
-            if self.live_bytes + bytes > MAX_LIVE_BYTES {
+            if self.live_bytes + bytes > MAX_LIVE_BYTES || self.live.len() >= MAX_LIVE_DOCS {
                 // Shed, not lost: the document is stored, and the rescan finds it.
                 self.counters.shed += 1;
                 self.rescan = true;
