@@ -66,7 +66,15 @@ pub fn run(bin: &Path, messages: usize, scale: usize) {
             }
         })
     };
-    let before = wait_backfill_started(busy);
+    let planned = wait_backfill_started(busy);
+    // First the backfill alone, no request: its own memory and pace.
+    let quiet = Duration::from_secs(if scale == 1 { 15 } else { 90 });
+    let quiet_started = Instant::now();
+    std::thread::sleep(quiet);
+    let quiet_peak = peak.load(Ordering::Relaxed) as f64 / 1024.0;
+    let before = vectors(busy);
+    let quiet_rate = before["backfill_done"].as_u64().unwrap_or(0) as f64
+        / quiet_started.elapsed().as_secs_f64();
     let (busy_rows, busy_load) = scenarios(upstream, busy, scale);
     let after = vectors(busy);
     stop.store(true, Ordering::Relaxed);
@@ -115,9 +123,14 @@ pub fn run(bin: &Path, messages: usize, scale: usize) {
     println!("|---|---|");
     println!("| messages seeded (no vectors) | {written} |");
     println!(
+        "| backfill alone for {} s before the scenarios: peak RSS, documents embedded per second | {quiet_peak:.1} MB, {quiet_rate:.1} |",
+        quiet.as_secs()
+    );
+    println!(
         "| vectorizer when the scenarios started: done / total, pending live | {} / {}, {} |",
         before["backfill_done"], before["backfill_total"], before["pending"]
     );
+    let _ = planned;
     println!(
         "| vectorizer when they ended: done / total, embedded, shed, timeouts | {} / {}, {}, {}, {} |",
         after["backfill_done"],
@@ -127,7 +140,7 @@ pub fn run(bin: &Path, messages: usize, scale: usize) {
         after["timeouts"]
     );
     println!(
-        "| peak RSS of the backfilling gateway (sampled every 100 ms) | {:.1} MB |",
+        "| peak RSS of the backfilling gateway over the whole run, scenarios included (sampled every 100 ms) | {:.1} MB |",
         peak.load(Ordering::Relaxed) as f64 / 1024.0
     );
     println!(
