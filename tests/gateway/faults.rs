@@ -1,7 +1,7 @@
 //! Faults the gateway survives: a full disk (requests pass, `/health` and the log say why,
 //! capture resumes by itself when space returns), a missing or corrupt search index (rebuilt
 //! from storage), a damaged database (a clear message naming the recovery), 529 with
-//! `retry-after`.
+//! `retry-after`, a slow-reading client.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -219,4 +219,46 @@ fn an_overloaded_upstream_529_is_relayed_with_retry_after_and_not_retried() {
     assert_eq!(response.header("retry-after"), Some("7"));
     assert_eq!(response.json()["error"]["type"], "overloaded_error");
     assert_eq!(upstream.requests().len(), 1, "a 529 is not retried");
+}
+
+#[test]
+fn a_slow_reading_client_gets_the_whole_stream_and_the_reply_is_captured() {
+    use std::io::{Read as _, Write as _};
+    let upstream = FakeUpstream::start();
+    let gateway = Gateway::start(&upstream);
+    let text = "slow reader ".repeat(20_000); // 240 KB of streamed text
+    upstream.push(Script::Text(text.clone()));
+    let body = anthropic_body(json!([{"role": "user", "content": "stream a lot"}]), true).to_string();
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", gateway.port)).unwrap();
+    write!(
+        stream,
+        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: sk-slow\r\nanthropic-version: 2023-06-01\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // 4 KB every 10 ms: far slower than the upstream sends.
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let started = std::time::Instant::now();
+    loop {
+        let read = stream.read(&mut buffer).unwrap();
+        if read == 0 {
+            break;
+        }
+        received.extend_from_slice(&buffer[..read]);
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the stream never ended");
+    }
+    let received = String::from_utf8_lossy(&received);
+    assert!(received.contains("message_stop"), "the stream ended early");
+    assert!(
+        received.len() > text.len(),
+        "the whole reply reached the slow client ({} bytes)",
+        received.len()
+    );
+    let session = eventually("the reply captured", || {
+        gateway.sessions().first().cloned().filter(|s| s["messages"] == 2)
+    });
+    let transcript = gateway.transcript(session["id"].as_str().unwrap());
+    assert_eq!(transcript[1], format!("assistant: {text}"));
 }
