@@ -69,17 +69,9 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let session_arbiters: Vec<Arbiter> = (0..cores).map(|_| Arbiter::new()).collect();
     let registry_arbiter = Arbiter::new();
     // Index commits are background work: their thread, and tantivy's own indexing and merge
-    // threads (created with the writer, so opened from a lowered thread), run at low priority.
+    // threads (the Indexer creates the writer on its lowered thread), run at low priority.
     let index_arbiter = lore_actors::background::low_priority_arbiter();
-    let index_dir = config.data_dir.join("index");
-    let opened = lore_actors::background::spawn_lowered(move || SearchIndex::open(&index_dir))
-        .unwrap_or_else(|| {
-            Err(lore_storage::StorageError::new(
-                lore_storage::StorageErrorKind::Io,
-                "the thread opening the search index panicked",
-            ))
-        });
-    let (index, indexer) = match opened {
+    let (index, indexer) = match SearchIndex::open(&config.data_dir.join("index")) {
         Ok((index, rebuilt)) => {
             let index = Arc::new(index);
             let writer = Indexer::new(index.clone(), store.clone());

@@ -5,7 +5,9 @@
 //!
 //! Niceness on Linux is per thread and inherited by threads spawned later, so a library's own
 //! worker threads (tantivy's indexing and merge threads) are lowered by creating them from a
-//! lowered thread ([`spawn_lowered`]).
+//! lowered thread (the `Indexer` creates the index writer on its own; [`spawn_lowered`] runs
+//! other work that way). Nothing the start-up or a request waits for runs lowered: on a busy
+//! machine a thread at niceness 19 can wait for seconds.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -228,7 +228,8 @@ fn a_slow_reading_client_gets_the_whole_stream_and_the_reply_is_captured() {
     let gateway = Gateway::start(&upstream);
     let text = "slow reader ".repeat(20_000); // 240 KB of streamed text
     upstream.push(Script::Text(text.clone()));
-    let body = anthropic_body(json!([{"role": "user", "content": "stream a lot"}]), true).to_string();
+    let body =
+        anthropic_body(json!([{"role": "user", "content": "stream a lot"}]), true).to_string();
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", gateway.port)).unwrap();
     write!(
         stream,
@@ -247,7 +248,10 @@ fn a_slow_reading_client_gets_the_whole_stream_and_the_reply_is_captured() {
         }
         received.extend_from_slice(&buffer[..read]);
         std::thread::sleep(std::time::Duration::from_millis(10));
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the stream never ended");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the stream never ended"
+        );
     }
     let received = String::from_utf8_lossy(&received);
     assert!(received.contains("message_stop"), "the stream ended early");
@@ -257,7 +261,11 @@ fn a_slow_reading_client_gets_the_whole_stream_and_the_reply_is_captured() {
         received.len()
     );
     let session = eventually("the reply captured", || {
-        gateway.sessions().first().cloned().filter(|s| s["messages"] == 2)
+        gateway
+            .sessions()
+            .first()
+            .cloned()
+            .filter(|s| s["messages"] == 2)
     });
     let transcript = gateway.transcript(session["id"].as_str().unwrap());
     assert_eq!(transcript[1], format!("assistant: {text}"));

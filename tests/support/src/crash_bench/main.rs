@@ -326,14 +326,33 @@ fn main() {
     let (_, compacted) = store.compact().unwrap_or((stored, stored));
     let mut oldest: Vec<_> = store.list_sessions().unwrap_or_default();
     oldest.reverse();
-    let half: Vec<String> = oldest.iter().take(oldest.len() / 2).map(|s| s.id.clone()).collect();
+    let half: Vec<String> = oldest
+        .iter()
+        .take(oldest.len() / 2)
+        .map(|s| s.id.clone())
+        .collect();
     let pruned = store.prune_sessions(&half).unwrap_or_default();
     let (_, after_prune) = store.compact().unwrap_or((compacted, compacted));
     let left = store.message_count().unwrap_or(0).max(1);
-    println!("| database on disk as the gateway left it: bytes, per session, per message ({sessions} sessions, {messages} messages) | {stored}, {}, {} |", stored / sessions, stored / messages);
-    println!("| search index on disk | {index_bytes} bytes, {} per message |", index_bytes / messages);
-    println!("| database after compaction | {compacted} bytes, {} per message |", compacted / messages);
-    println!("| after pruning the older half ({} sessions, {} messages) and compacting | {after_prune} bytes, {} per remaining message |", pruned.sessions, pruned.messages, after_prune / left);
+    println!(
+        "| database on disk as the gateway left it: bytes, per session, per message ({sessions} sessions, {messages} messages) | {stored}, {}, {} |",
+        stored / sessions,
+        stored / messages
+    );
+    println!(
+        "| search index on disk | {index_bytes} bytes, {} per message |",
+        index_bytes / messages
+    );
+    println!(
+        "| database after compaction | {compacted} bytes, {} per message |",
+        compacted / messages
+    );
+    println!(
+        "| after pruning the older half ({} sessions, {} messages) and compacting | {after_prune} bytes, {} per remaining message |",
+        pruned.sessions,
+        pruned.messages,
+        after_prune / left
+    );
     let _ = std::fs::remove_dir_all(&scratch);
     if exact != options.clients {
         std::process::exit(1);
