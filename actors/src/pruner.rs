@@ -3,7 +3,8 @@
 //! longer than the retention, and, while the data directory is over its size cap, of the oldest
 //! sessions too; distillations, knowledge and entities stay. Sessions active within
 //! `keep_recent` are never touched (their actors may still be writing). After deleting it
-//! compacts the database so the space is given back. It runs on its own low-priority arbiter,
+//! compacts the database so the space is given back; over the cap with nothing to prune it
+//! compacts anyway (sled's file holds every rewrite of a session record until it cleans). It runs on its own low-priority arbiter,
 //! never on the request path; what it did is published in [`PrunerCounters`].
 
 use std::path::PathBuf;
@@ -145,12 +146,29 @@ impl Pruner {
             over_cap = freed < excess;
         }
         if victims.is_empty() {
+            // Over the cap with nothing old enough to prune: much of sled's file can still be
+            // garbage (every turn rewrites its session record), which a compaction returns.
+            let over = self.settings.max_bytes.is_some_and(|cap| bytes > cap);
+            let compacted = if over {
+                Some(self.store.compact().map_err(|e| e.to_string()))
+            } else {
+                None
+            };
+            let after = self.bytes();
             self.publish(|c| {
                 c.runs += 1;
-                c.bytes_now = bytes;
-                c.over_cap = over_cap;
+                c.bytes_now = after;
+                c.over_cap = self.settings.max_bytes.is_some_and(|cap| after > cap);
+                if let Some(result) = &compacted {
+                    c.compactions += u64::from(result.is_ok());
+                    c.bytes_before = bytes;
+                    c.bytes_after = after;
+                    if let Err(err) = result {
+                        c.last_error = Some(err.clone());
+                    }
+                }
             });
-            return Ok(());
+            return compacted.map_or(Ok(()), |result| result.map(|_| ()));
         }
         let pruned = self
             .store
