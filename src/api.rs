@@ -23,11 +23,21 @@ pub async fn health(state: web::Data<AppState>) -> HttpResponse {
         }
         None => json!("off"),
     };
+    let watch = state.watchdog.report();
+    // Requests pass whatever this says (fail open); it says what is not working behind them.
+    let capture = if watch.storage.ok { "on" } else { "failing" };
     HttpResponse::Ok().json(json!({
-        "status": "ok",
+        "status": if watch.healthy() { "ok" } else { "degraded" },
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_ms": state.started_at.elapsed().as_millis() as u64,
-        "capture": "on",
+        "capture": capture,
+        "storage": watch.storage,
+        "actors": watch.actors,
+        "retention": state
+            .retention
+            .read()
+            .map(|counters| json!(*counters))
+            .unwrap_or(Value::Null),
         "cards": cards,
         "embeddings": state.embeddings.handle().status(),
         "vectors": vectorizer_counters(&state).await,

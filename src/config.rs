@@ -84,6 +84,8 @@ pub struct GatewayConfig {
     pub flags: Overrides,
     /// Names of the `LORE_*` variables set (non-empty) when the gateway started; no values.
     pub env_set: std::collections::BTreeSet<String>,
+    /// Retention and the size cap of the raw conversation data.
+    pub retention: lore_actors::pruner::RetentionSettings,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -272,6 +274,7 @@ impl GatewayConfig {
                 .filter(|(name, value)| name.starts_with("LORE_") && !value.trim().is_empty())
                 .map(|(name, _)| name.clone())
                 .collect(),
+            retention: crate::retention::settings_from_env(env)?,
         })
     }
 }

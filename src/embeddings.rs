@@ -6,11 +6,12 @@
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use actix::{Actor, Addr, Arbiter};
+use actix::{Actor, Addr};
 use lore_actors::curator::{AttachEmbedder, Curator};
 use lore_actors::embedder::{Embedder, EmbedderConfig, EmbedderHandle, EmbeddingModel, Purpose};
 use lore_actors::indexer::{AttachVectorizer, Indexer};
 use lore_actors::vectorizer::{Backfill, Vectorizer};
+use lore_actors::worker::ActivityBoard;
 use lore_storage::{Store, VectorStore};
 use tracing::warn;
 
@@ -39,6 +40,7 @@ impl Embeddings {
     /// Starts loading the model in the background; must run inside the actix system.
     pub fn start(
         store: &Store,
+        board: &Arc<ActivityBoard>,
         indexer: Option<Addr<Indexer>>,
         curator: Option<Addr<Curator>>,
     ) -> Self {
@@ -49,6 +51,7 @@ impl Embeddings {
         );
         let this = embeddings.clone();
         let store = store.clone();
+        let board = Arc::clone(board);
         actix_rt::spawn(async move {
             let config = EmbedderConfig::from_env();
             let probe_config = config.clone();
@@ -73,8 +76,8 @@ impl Embeddings {
             if let Some(curator) = &curator {
                 curator.do_send(AttachEmbedder(handle.clone()));
             }
-            let arbiter = Arbiter::new();
-            let worker = Vectorizer::new(store, handle);
+            let arbiter = lore_actors::background::low_priority_arbiter();
+            let worker = Vectorizer::new(store, handle).with_board(board);
             let vectorizer = Vectorizer::start_in_arbiter(&arbiter.handle(), |_| worker);
             vectorizer.do_send(Backfill);
             if let Some(indexer) = &indexer {

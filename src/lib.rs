@@ -7,6 +7,8 @@
 //! - [`gateway`]: the LLM proxy path.
 //! - [`api`]: the management API and `/health`; [`session_api`] one session and its context
 //!   manager's state.
+//! - [`api`]: the management API and `/health`; [`watchdog`]: the storage check (and its
+//!   recovery after a full disk) and the actor heartbeats `/health` reports.
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
@@ -15,6 +17,7 @@
 //! - [`dashboard`] (the pages' data and management writes), [`ui`] (the HTML dashboard at
 //!   `/ui`) and [`ui_api`] (its JSON under `/api/v1`); [`recent_errors`], the latest logged
 //!   warnings for the overview.
+//! - [`retention`]: `LORE_RETENTION_DAYS`, `LORE_MAX_STORAGE_MB` and the pruner's start.
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
 
@@ -23,6 +26,8 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+#[cfg(test)]
+mod config_fuzz;
 pub mod context_config;
 pub mod dashboard;
 pub mod embeddings;
@@ -39,7 +44,9 @@ pub mod memory_api;
 pub mod memory_config;
 pub mod recall;
 pub mod recent_errors;
+pub mod retention;
 pub mod server;
 pub mod session_api;
 pub mod ui;
 pub mod ui_api;
+pub mod watchdog;

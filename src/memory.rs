@@ -37,7 +37,8 @@ pub fn start(
             "LORE_WORKER_UPSTREAM is set without LORE_WORKER_MODEL: worker calls will ask it for each session's own model name, which it may not know; set LORE_WORKER_MODEL"
         );
     }
-    let arbiter = Arbiter::new();
+    // Distillation and curation (parsing, storage reads) yield to the request path.
+    let arbiter = lore_actors::background::low_priority_arbiter();
     let curator = {
         let (store, board, settings, indexer) = (
             store.clone(),

@@ -48,6 +48,10 @@ pub struct AppState {
     pub memory: Option<crate::memory::MemoryWorkers>,
     /// Process start, for `/health`.
     pub started_at: Instant,
+    /// Storage checks and actor heartbeats, for `/health`.
+    pub watchdog: crate::watchdog::Watchdog,
+    /// What the pruner has done, for `/health`.
+    pub retention: Arc<std::sync::RwLock<lore_actors::pruner::PrunerCounters>>,
 }
 
 /// Name of the file holding the gateway's pid.
@@ -64,7 +68,9 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let cores = config.workers.max(1);
     let session_arbiters: Vec<Arbiter> = (0..cores).map(|_| Arbiter::new()).collect();
     let registry_arbiter = Arbiter::new();
-    let index_arbiter = Arbiter::new();
+    // Index commits are background work: their thread, and tantivy's own indexing and merge
+    // threads (the Indexer creates the writer on its lowered thread), run at low priority.
+    let index_arbiter = lore_actors::background::low_priority_arbiter();
     let (index, indexer) = match SearchIndex::open(&config.data_dir.join("index")) {
         Ok((index, rebuilt)) => {
             let index = Arc::new(index);
@@ -94,6 +100,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     let embeddings = if config.embeddings {
         Embeddings::start(
             &store,
+            &board,
             indexer.clone(),
             memory.as_ref().map(|workers| workers.curator.clone()),
         )
@@ -127,6 +134,19 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         library.watch(std::time::Duration::from_secs(2));
         library
     });
+    let retention = crate::retention::start(
+        config.retention.clone(),
+        &store,
+        index.clone(),
+        &config.data_dir,
+    );
+    let watchdog = crate::watchdog::Watchdog::start(crate::watchdog::Watched {
+        store: store.clone(),
+        registry: registry.clone(),
+        indexer: indexer.clone(),
+        embeddings: embeddings.clone(),
+        memory: memory.clone(),
+    });
     let state = web::Data::new(AppState {
         config,
         registry,
@@ -138,6 +158,8 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         board,
         memory,
         started_at,
+        watchdog,
+        retention,
     });
     let server = HttpServer::new(move || {
         App::new()

@@ -179,6 +179,10 @@ impl Actor for Indexer {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        // On this (low-priority) thread, so tantivy's writer threads inherit its priority.
+        if let Err(err) = self.index.open_writer() {
+            self.fail(&err.to_string());
+        }
         ctx.run_interval(COMMIT_EVERY, |indexer, _| indexer.commit());
     }
 

@@ -1,6 +1,8 @@
 //! The actors of Lore and the pure logic they own.
 //!
 //! Table of contents:
+//! - [`background`]: background threads at low priority, and their CPU share while requests are
+//!   in flight.
 //! - [`cards`]: the card matching engine (pure): which lore cards fire, in which order, within a
 //!   token budget.
 //! - [`catalogue`]: the model catalogue (windows, output limits, prices) and its overrides.
@@ -23,6 +25,7 @@
 //! - [`distiller`]: `Distiller`, which turns quiet sessions' messages into observation logs and
 //!   consolidates them. [`curator`]: `Curator`, which turns observations into long-term knowledge
 //!   and entities.
+//! - [`pruner`]: `Pruner`, retention and the size cap of the raw conversation data.
 //! - [`history`]: pure functions that compare an incoming history with a stored one.
 //! - [`injection`]: the pure, cache-stable plan of a request's card injection.
 //! - [`cards`]: the card matching engine and the card book.
@@ -31,6 +34,7 @@
 //! - [`tokens`]: the token estimator (o200k_base), shared by every budget.
 //! - [`error`]: the crate's error type.
 
+pub mod background;
 pub mod cards;
 pub mod catalogue;
 pub mod curator;
@@ -46,6 +50,7 @@ pub mod injection;
 pub mod knowledge;
 pub mod ltm;
 pub mod model;
+pub mod pruner;
 pub mod recall;
 pub mod registry;
 pub mod session;

@@ -1,27 +1,51 @@
 //! `Vectorizer`: keeps the embedding vectors of stored documents current.
 //!
 //! It receives the documents the `Indexer` receives ([`EmbedDocs`]), embeds them in batches of
-//! [`BATCH`] through the [`EmbedderHandle`] and writes them to the [`VectorStore`]. [`Backfill`]
-//! walks every stored message and memory document and embeds those without a vector, one batch at a time, live
-//! documents first. It runs on its own arbiter (storage reads block that thread only); at start
-//! it stamps the store with the model, which wipes vectors of another model. When the embedder
-//! is unavailable it does nothing and its counters say why. [`backfill_blocking`] is the same
-//! backfill for `lore reindex` without a gateway.
+//! at most [`BATCH`] documents and [`BATCH_BYTES`] of text through the [`EmbedderHandle`] (each
+//! document cut into passages, one vector per passage) and writes them to the [`VectorStore`].
+//! [`Backfill`] walks every stored message and memory document and embeds those without a
+//! vector, one batch at a time, live documents first. It runs on its own low-priority arbiter
+//! (storage reads block that thread only); while requests are in flight it rests between
+//! batches (`background::Throttle`). At start it stamps the store with the model, which wipes
+//! vectors of another model. When the embedder is unavailable it does nothing and its counters
+//! say why. [`backfill_blocking`] is the same backfill for `lore reindex` without a gateway.
+//!
+//! Bounded: the live queue holds at most [`MAX_LIVE_DOCS`] documents and [`MAX_LIVE_BYTES`] of
+//! text; documents past it are shed
+//! (counted in `shed`) and picked up by a rescan of the store once the queue has drained, so
+//! none is lost. A batch that the embedder does not answer within [`EMBED_DEADLINE`] fails (the
+//! embedder is hung); its documents wait for the next rescan.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use lore_storage::{IndexDoc, Store, VectorDoc, VectorStore};
 use serde::Serialize;
 use tracing::{info, warn};
 
-use crate::embedder::{EmbedError, EmbedderHandle, EmbeddingModel, MODEL_DIM, MODEL_NAME, Purpose};
+use crate::embedder::{EmbedError, EmbedderHandle, EmbeddingModel, MODEL_DIM, MODEL_NAME};
 use crate::indexer::message_doc;
 
-/// Documents per embedding call.
+use crate::background::Throttle;
+use crate::worker::ActivityBoard;
+
+/// Most documents per embedding call.
 pub const BATCH: usize = 32;
-/// Longest text embedded, in bytes; the model reads at most 512 tokens anyway.
-const MAX_TEXT_BYTES: usize = 8 * 1024;
+/// Most bytes of text per embedding call (the model cuts each document into passages and runs
+/// them in token-bounded batches; this bounds what one call holds).
+pub const BATCH_BYTES: usize = 256 * 1024;
+/// Longest text embedded, in bytes: the model embeds at most 16 passages of 512 tokens.
+const MAX_TEXT_BYTES: usize = 96 * 1024;
+/// Most bytes of text waiting in the live queue; past it documents are shed and rescanned.
+pub const MAX_LIVE_BYTES: usize = 8 * 1024 * 1024;
+/// Most documents waiting in the live queue (each also carries its ids and fields).
+pub const MAX_LIVE_DOCS: usize = 2048;
+/// Fewest time between two scans of the store for documents without a vector.
+const RESCAN_EVERY: Duration = Duration::from_secs(120);
+/// Longest wait for one embedding call before it counts as hung.
+pub const EMBED_DEADLINE: Duration = Duration::from_secs(120);
 
 /// Embeds and stores documents.
 #[derive(Message)]
@@ -59,6 +83,14 @@ pub struct VectorizerCounters {
     pub last_error: Option<String>,
     /// Why the vectorizer does nothing, when the embedder is unavailable.
     pub unavailable: Option<String>,
+    /// Live documents dropped from a full queue (embedded later by a rescan).
+    pub shed: u64,
+    /// Embedding calls that passed [`EMBED_DEADLINE`].
+    pub timeouts: u64,
+    /// How long the running embedding call has taken, ms (0 when none runs).
+    pub busy_ms: u64,
+    /// Bytes of text in the live queue.
+    pub queued_bytes: usize,
 }
 
 /// The vectorizer actor.
@@ -67,6 +99,14 @@ pub struct Vectorizer {
     vectors: VectorStore,
     embedder: EmbedderHandle,
     live: VecDeque<IndexDoc>,
+    live_bytes: usize,
+    /// A rescan of the store is due once the queues drain (documents were shed or failed).
+    rescan: bool,
+    throttle: Throttle,
+    /// When the running embedding call started.
+    started: Option<Instant>,
+    /// When the store was last scanned for documents without a vector.
+    last_plan: Option<Instant>,
     /// Sessions still to backfill, then the missing documents of the current one.
     /// Sessions (id, project) still to backfill, with how many documents the plan found missing.
     backfill_sessions: VecDeque<PlannedSession>,
@@ -85,6 +125,11 @@ impl Vectorizer {
             store,
             embedder,
             live: VecDeque::new(),
+            live_bytes: 0,
+            rescan: false,
+            throttle: Throttle::new(None),
+            started: None,
+            last_plan: None,
             backfill_sessions: VecDeque::new(),
             backfill_docs: VecDeque::new(),
             in_flight: 0,
@@ -93,17 +138,27 @@ impl Vectorizer {
         }
     }
 
+    /// Rests between batches while requests of `board` are in flight.
+    pub fn with_board(mut self, board: Arc<ActivityBoard>) -> Self {
+        self.throttle = Throttle::new(Some(board));
+        self
+    }
+
     fn fail(&mut self, docs: u64, error: &str) {
         warn!(error, docs, "embedding documents failed");
         self.counters.failed += docs;
         self.counters.last_error = Some(error.to_string());
     }
 
-    /// Up to [`BATCH`] documents: live ones first, then the backfill.
+    /// Up to [`BATCH`] documents and about [`BATCH_BYTES`] of text: live ones first, then the
+    /// backfill.
     fn next_batch(&mut self) -> Vec<(IndexDoc, bool)> {
         let mut batch = Vec::with_capacity(BATCH);
-        while batch.len() < BATCH {
+        let mut bytes = 0usize;
+        while batch.len() < BATCH && bytes < BATCH_BYTES {
             if let Some(doc) = self.live.pop_front() {
+                self.live_bytes = self.live_bytes.saturating_sub(doc_bytes(&doc));
+                bytes += doc_bytes(&doc);
                 batch.push((doc, false));
                 continue;
             }
@@ -112,11 +167,19 @@ impl Vectorizer {
                 if self.vectors.contains(&doc.id).unwrap_or(false) {
                     self.counters.backfill_done += 1;
                 } else {
+                    bytes += doc_bytes(&doc);
                     batch.push((doc, true));
                 }
                 continue;
             }
             let Some((session, project, planned)) = self.backfill_sessions.pop_front() else {
+                if batch.is_empty() && self.rescan && self.rescan_wait().is_zero() {
+                    self.rescan = false;
+                    if let Err(err) = self.plan(false) {
+                        self.fail(0, &err);
+                    }
+                    continue;
+                }
                 break;
             };
             match missing_docs(&self.store, &self.vectors, &session, &project) {
@@ -140,38 +203,102 @@ impl Vectorizer {
         }
         let batch = self.next_batch();
         if batch.is_empty() {
+            if self.rescan {
+                // Not before RESCAN_EVERY since the last plan: a failing embedder must not
+                // make the vectorizer re-read the store in a loop.
+                let wait = self.rescan_wait();
+                self.busy = true;
+                ctx.run_later(wait, |act, ctx| {
+                    act.busy = false;
+                    act.pump(ctx);
+                });
+            }
             return;
         }
         self.busy = true;
         self.in_flight = batch.iter().filter(|(_, backfill)| !backfill).count();
         let texts = batch.iter().map(|(doc, _)| doc_text(doc)).collect();
         let embedder = self.embedder.clone();
-        let work = async move { embedder.embed(texts, Purpose::Document).await };
+        let work = async move {
+            match actix::clock::timeout(EMBED_DEADLINE, embedder.embed_passages(texts)).await {
+                Ok(result) => result,
+                Err(_) => Err(EmbedError::Embedding(format!(
+                    "the embedder did not answer within {} s (hung?)",
+                    EMBED_DEADLINE.as_secs()
+                ))),
+            }
+        };
+        let started = Instant::now();
+        self.started = Some(started);
         ctx.spawn(work.into_actor(self).map(move |result, act, ctx| {
             act.busy = false;
             act.in_flight = 0;
+            act.started = None;
             act.finish(batch, result);
-            act.pump(ctx);
+            let rest = act.throttle.rest_after(started.elapsed());
+            if rest.is_zero() {
+                act.pump(ctx);
+            } else {
+                act.busy = true;
+                ctx.run_later(rest, |act, ctx| {
+                    act.busy = false;
+                    act.pump(ctx);
+                });
+            }
         }));
     }
 
-    fn finish(&mut self, batch: Vec<(IndexDoc, bool)>, result: Result<Vec<Vec<f32>>, EmbedError>) {
+    /// How long until a rescan may run.
+    fn rescan_wait(&self) -> Duration {
+        self.last_plan.map_or(Duration::ZERO, |at| {
+            RESCAN_EVERY.saturating_sub(at.elapsed())
+        })
+    }
+
+    /// Plans a backfill of every document without a vector; `fresh` restarts the counters.
+    fn plan(&mut self, fresh: bool) -> Result<u64, String> {
+        self.last_plan = Some(Instant::now());
+        let (sessions, total) = plan_backfill(&self.store, &self.vectors)?;
+        if fresh {
+            self.counters.backfill_total = total;
+            self.counters.backfill_done = 0;
+        } else {
+            self.counters.backfill_total += total;
+        }
+        self.backfill_sessions = sessions.into();
+        Ok(total)
+    }
+
+    fn finish(
+        &mut self,
+        batch: Vec<(IndexDoc, bool)>,
+        result: Result<Vec<Vec<Vec<f32>>>, EmbedError>,
+    ) {
         let count = batch.len() as u64;
         let backfilled = batch.iter().filter(|(_, backfill)| *backfill).count() as u64;
         self.counters.backfill_done += backfilled;
         let stored = result.map_err(|err| err.to_string()).and_then(|vectors| {
-            let items: Vec<(VectorDoc, Vec<f32>)> = batch
+            let items: Vec<(VectorDoc, Vec<Vec<f32>>)> = batch
                 .iter()
                 .map(|(doc, _)| VectorDoc::from(doc))
                 .zip(vectors)
                 // An entry forgotten while it waited here must not get its vector back.
                 .filter(|(doc, _)| still_live(&self.store, doc))
                 .collect();
-            self.vectors.put_many(&items).map_err(|err| err.to_string())
+            self.vectors
+                .put_passages(&items)
+                .map_err(|err| err.to_string())
         });
         match stored {
             Ok(()) => self.counters.embedded += count,
-            Err(err) => self.fail(count, &err),
+            Err(err) => {
+                if err.contains("did not answer") {
+                    self.counters.timeouts += 1;
+                }
+                self.fail(count, &err);
+                // They stay without a vector; a later rescan embeds them.
+                self.rescan = true;
+            }
         }
         if backfilled > 0 && self.counters.backfill_done >= self.counters.backfill_total {
             info!(
@@ -208,7 +335,23 @@ impl Handler<EmbedDocs> for Vectorizer {
         if self.counters.unavailable.is_some() {
             return;
         }
-        self.live.extend(msg.docs.into_iter().filter(wants_vector));
+        for doc in msg.docs.into_iter().filter(wants_vector) {
+            let bytes = doc_bytes(&doc);
+            if self.live_bytes + bytes > MAX_LIVE_BYTES || self.live.len() >= MAX_LIVE_DOCS {
+                // Shed, not lost: the document is stored, and the rescan finds it.
+                self.counters.shed += 1;
+                self.rescan = true;
+                continue;
+            }
+            self.live_bytes += bytes;
+            self.live.push_back(doc);
+        }
+        if self.counters.shed > 0 && self.counters.shed.is_power_of_two() {
+            warn!(
+                shed = self.counters.shed,
+                "embedding queue full; documents are embedded later by a rescan"
+            );
+        }
         self.pump(ctx);
     }
 }
@@ -223,10 +366,7 @@ impl Handler<Backfill> for Vectorizer {
         if !self.backfill_sessions.is_empty() || !self.backfill_docs.is_empty() {
             return Ok(self.counters.backfill_total - self.counters.backfill_done);
         }
-        let (sessions, total) = plan_backfill(&self.store, &self.vectors)?;
-        self.counters.backfill_total = total;
-        self.counters.backfill_done = 0;
-        self.backfill_sessions = sessions.into();
+        let total = self.plan(true)?;
         info!(documents = total, "vector backfill started");
         self.pump(ctx);
         Ok(total)
@@ -239,6 +379,10 @@ impl Handler<Observe> for Vectorizer {
     fn handle(&mut self, _: Observe, _: &mut Self::Context) -> Self::Result {
         let mut counters = self.counters.clone();
         counters.pending = self.live.len() + self.in_flight;
+        counters.queued_bytes = self.live_bytes;
+        counters.busy_ms = self
+            .started
+            .map_or(0, |started| started.elapsed().as_millis() as u64);
         MessageResult(counters)
     }
 }
@@ -280,6 +424,11 @@ pub fn doc_text(doc: &IndexDoc) -> String {
         text.truncate(cut);
     }
     text
+}
+
+/// Bytes a queued document holds (what it will embed).
+fn doc_bytes(doc: &IndexDoc) -> usize {
+    (doc.title.len() + doc.body.len()).min(MAX_TEXT_BYTES)
 }
 
 /// Whether a document gets a vector: only if it has some text.
@@ -362,12 +511,12 @@ pub fn backfill_blocking(
         for chunk in missing_docs(store, &vectors, &session, &project)?.chunks(BATCH) {
             let texts: Vec<String> = chunk.iter().map(doc_text).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let embedded = model
-                .embed(&refs, Purpose::Document)
-                .map_err(|err| err.to_string())?;
-            let items: Vec<(VectorDoc, Vec<f32>)> =
+            let embedded = model.embed_passages(&refs).map_err(|err| err.to_string())?;
+            let items: Vec<(VectorDoc, Vec<Vec<f32>>)> =
                 chunk.iter().map(VectorDoc::from).zip(embedded).collect();
-            vectors.put_many(&items).map_err(|err| err.to_string())?;
+            vectors
+                .put_passages(&items)
+                .map_err(|err| err.to_string())?;
             done += chunk.len() as u64;
             progress(done, total);
         }

@@ -170,3 +170,34 @@ async fn the_pool_embeds_like_the_model() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_long_document_gets_one_vector_per_passage_and_its_parts_are_findable() {
+    let mut model = EmbeddingModel::load(&installed()).unwrap();
+    let filler = "the quarterly report lists revenue, costs and headcount per region. ".repeat(120);
+    let needle = "The flaky integration test failed because the sled lock was still held by a zombie process.";
+    let long = format!("{filler}{needle} {filler}");
+    let passages = model.embed_passages(&[&long, "short text"]).unwrap();
+    assert_eq!(passages[1].len(), 1, "a short text is one passage");
+    let count = passages[0].len();
+    assert!(
+        (3..=lore_actors::embedder::model::MAX_PASSAGES).contains(&count),
+        "{count} passages"
+    );
+    let query = model
+        .embed(&["why was the integration test flaky?"], Purpose::Query)
+        .unwrap();
+    let scores: Vec<f32> = passages[0].iter().map(|p| cos(&query[0], p)).collect();
+    let best = scores.iter().cloned().fold(f32::MIN, f32::max);
+    let first = scores[0];
+    eprintln!("passage scores {scores:?}");
+    assert!(
+        best > first + 0.05,
+        "the passage holding the answer ranks above the first: {scores:?}"
+    );
+    let whole = model.embed(&[&long], Purpose::Document).unwrap();
+    // Dynamic int8 quantization scales per batch, so the same input in another batch differs a
+    // little (the batch test above allows the same).
+    let same = cos(&whole[0], &passages[0][0]);
+    assert!(same > 0.99, "embed keeps the first passage: cos {same}");
+}

@@ -46,11 +46,15 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
             dir.display()
         );
     }
-    match live_port(&dir) {
+    let running = live_port(&dir);
+    match running {
         Some(port) => println!("ok       gateway running on http://127.0.0.1:{port}"),
         None => println!(
             "missing  gateway is not running; start it with `lore start --daemon` (or `lore run <agent>`)"
         ),
+    }
+    if running.is_none() && !report_database(&dir) {
+        broken = true;
     }
     let mut any_agent = false;
     for agent in ALL.iter().map(|harness| harness.program()) {
@@ -74,6 +78,48 @@ pub fn doctor(data: &DataDirArg) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Opens the database (only when no gateway holds it); false when it is damaged.
+fn report_database(data_dir: &std::path::Path) -> bool {
+    let db = data_dir.join("db");
+    if !db.exists() {
+        println!("ok       database (none yet; created on first start)");
+        return true;
+    }
+    match lore_storage::Store::open(&db) {
+        Ok(store) => {
+            let sessions = store.list_sessions().map(|s| s.len());
+            match sessions {
+                Ok(count) => {
+                    println!("ok       database {} ({count} sessions)", db.display());
+                    true
+                }
+                Err(err) => {
+                    println!(
+                        "BROKEN   database {}: {err}; see \"Recovering a damaged database\" in the README",
+                        db.display()
+                    );
+                    false
+                }
+            }
+        }
+        Err(err) if err.kind == lore_storage::StorageErrorKind::Locked => {
+            println!(
+                "ok       database {} (in use by a running lore)",
+                db.display()
+            );
+            true
+        }
+        Err(err) => {
+            let mut message = err.to_string();
+            if !message.contains("Recovering a damaged database") {
+                message.push_str("; see \"Recovering a damaged database\" in the README");
+            }
+            println!("BROKEN   database: {message}");
+            false
+        }
+    }
 }
 
 fn tempfile_in(dir: &std::path::Path) -> bool {

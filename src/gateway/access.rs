@@ -1,7 +1,8 @@
 //! Who may use which part of the gateway.
 //!
 //! The data plane (LLM routes and passthrough) is open on a loopback gateway; a remote gateway
-//! requires `x-lore-gateway-token` equal to `LORE_GATEWAY_AUTH_TOKEN`, compared in constant time.
+//! requires exactly one `x-lore-gateway-token`, equal to `LORE_GATEWAY_AUTH_TOKEN`, compared in
+//! constant time (it is an `x-lore-*` header, so it never reaches the upstream).
 //! The management API answers loopback peers only, and refuses requests whose `Host` is not a
 //! loopback name (DNS rebinding) or whose `Origin` is a foreign web page. WebSocket upgrades are
 //! refused by a route guard (see `http::routes`) before any body is read.
@@ -17,14 +18,21 @@ use crate::server::AppState;
 pub fn refuse_data_plane(req: &HttpRequest, state: &AppState) -> Option<HttpResponse> {
     if let Some(expected) = &state.config.auth_token
         && state.config.remote
+        && !token_matches(req, expected)
     {
-        let given = header_str(req.headers(), "x-lore-gateway-token").unwrap_or("");
-        let matches: bool = given.as_bytes().ct_eq(expected.as_bytes()).into();
-        if !matches {
-            return Some(errors::unauthorized());
-        }
+        return Some(errors::unauthorized());
     }
     None
+}
+
+/// True when the request carries exactly one `x-lore-gateway-token`, equal to `expected`
+/// (compared in constant time; a duplicated header is refused, whatever its values).
+fn token_matches(req: &HttpRequest, expected: &str) -> bool {
+    let mut values = req.headers().get_all("x-lore-gateway-token");
+    let (Some(given), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    given.as_bytes().ct_eq(expected.as_bytes()).into()
 }
 
 /// The refusal of a management request that is not from a loopback peer addressing the gateway
@@ -65,7 +73,27 @@ fn is_loopback_authority(authority: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback_authority;
+    use super::{is_loopback_authority, token_matches};
+    use actix_web::test::TestRequest;
+
+    #[test]
+    fn the_token_must_be_there_once_and_exact() {
+        let expected = "0123456789abcdef0123";
+        let with = |values: &[&str]| {
+            let mut req = TestRequest::default();
+            for value in values {
+                req = req.append_header(("x-lore-gateway-token", *value));
+            }
+            token_matches(&req.to_http_request(), expected)
+        };
+        assert!(with(&[expected]));
+        assert!(!with(&[]), "missing");
+        assert!(!with(&["0123456789abcdef012"]), "a prefix");
+        assert!(!with(&["0123456789abcdef01234"]), "longer");
+        assert!(!with(&["0123456789ABCDEF0123"]), "case matters");
+        assert!(!with(&[expected, expected]), "duplicated");
+        assert!(!with(&["wrong", expected]), "duplicated");
+    }
 
     #[test]
     fn loopback_names_only() {

@@ -134,7 +134,9 @@ struct Fields {
 pub struct SearchIndex {
     index: Index,
     reader: IndexReader,
-    writer: Option<Mutex<IndexWriter>>,
+    /// Created on first use (`None`: opened read-only), so its indexing and merge threads are
+    /// spawned by, and inherit the scheduling priority of, the thread that first writes.
+    writer: Option<std::sync::OnceLock<Result<Mutex<IndexWriter>, String>>>,
     fields: Fields,
 }
 
@@ -193,9 +195,6 @@ impl SearchIndex {
                 (index, true)
             }
         };
-        let writer = index
-            .writer_with_num_threads(1, WRITER_MEMORY)
-            .map_err(|err| index_error("cannot open the writer", err))?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -205,7 +204,7 @@ impl SearchIndex {
             Self {
                 index,
                 reader,
-                writer: Some(Mutex::new(writer)),
+                writer: Some(std::sync::OnceLock::new()),
                 fields,
             },
             rebuilt,
@@ -231,11 +230,26 @@ impl SearchIndex {
     }
 
     fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>, StorageError> {
-        let writer = self
+        let slot = self
             .writer
             .as_ref()
             .ok_or_else(|| index_error("read-only", "opened for searching"))?;
-        writer.lock().map_err(|_| index_error("writer", "poisoned"))
+        let made = slot.get_or_init(|| {
+            self.index
+                .writer_with_num_threads(1, WRITER_MEMORY)
+                .map(Mutex::new)
+                .map_err(|err| err.to_string())
+        });
+        match made {
+            Ok(writer) => writer.lock().map_err(|_| index_error("writer", "poisoned")),
+            Err(err) => Err(index_error("cannot open the writer", err)),
+        }
+    }
+
+    /// Creates the writer now, on the calling thread (the `Indexer` does so on its
+    /// low-priority thread, so tantivy's threads run at that priority).
+    pub fn open_writer(&self) -> Result<(), StorageError> {
+        self.writer().map(drop)
     }
 
     /// Adds documents (visible after [`SearchIndex::commit`]). Messages never change, so they
@@ -268,6 +282,29 @@ impl SearchIndex {
         let writer = self.writer()?;
         for id in ids {
             writer.delete_term(Term::from_field_text(self.fields.id, id));
+        }
+        Ok(())
+    }
+
+    /// Removes the message documents of `sessions` (pruned), keeping their other documents
+    /// (distillations); visible after [`SearchIndex::commit`].
+    pub fn remove_session_messages(&self, sessions: &[String]) -> Result<(), StorageError> {
+        let writer = self.writer()?;
+        let f = self.fields;
+        for session in sessions {
+            let term = |field, text: &str| -> Box<dyn Query> {
+                Box::new(TermQuery::new(
+                    Term::from_field_text(field, text),
+                    IndexRecordOption::Basic,
+                ))
+            };
+            let query = BooleanQuery::new(vec![
+                (Occur::Must, term(f.session, session)),
+                (Occur::Must, term(f.kind, DocKind::Message.as_str())),
+            ]);
+            writer
+                .delete_query(Box::new(query))
+                .map_err(|err| index_error("cannot delete", err))?;
         }
         Ok(())
     }

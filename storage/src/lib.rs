@@ -4,13 +4,15 @@
 //! off the HTTP executor. Values are MessagePack (rmp-serde, named fields) and every record carries
 //! a schema version, so a later release can read what an earlier one wrote.
 //!
-//! - [`store`] opens the data directory and owns the sled trees.
+//! - [`store`] opens the data directory and owns the sled trees; `handle` keeps the open
+//!   database replaceable, so a write failure (a full disk) is recovered from without a restart.
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`context`] is the persisted state of a session's context manager.
 //! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
+//! - [`prune`] deletes old sessions' raw data (keeping what the memory derived from them).
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`admin`] holds the management writes: delete or move a session, delete an entity.
 //! - [`summaries`]: light, cached session summaries for listings.
@@ -19,9 +21,11 @@
 pub mod admin;
 pub mod context;
 pub mod error;
+mod handle;
 pub mod import;
 pub mod index;
 pub mod memory;
+pub mod prune;
 pub mod recalls;
 pub mod records;
 pub mod store;
@@ -37,7 +41,12 @@ pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };
-pub use store::Store;
+pub use store::{Store, StoreHealth};
 pub use summaries::{CardInjection, SessionSummary};
+
+/// Sum of the sizes of the files under `dir` (0 when it cannot be read).
+pub fn disk_usage(dir: &std::path::Path) -> u64 {
+    handle::dir_bytes(dir)
+}
 pub use vault::{Vault, VaultCard, VaultProblem, VaultSnapshot};
 pub use vectors::{ModelStamp, VectorDoc, VectorHit, VectorStore};

@@ -18,24 +18,18 @@
 
 use std::path::Path;
 
-use crate::error::{StorageError, StorageErrorKind};
+use crate::error::StorageError;
+#[cfg(test)]
+use crate::error::StorageErrorKind;
+use crate::handle::{DbHandle, Trees};
+pub use crate::handle::{FLUSH_EVERY_MS, SCHEMA_VERSION, StoreHealth};
 use crate::records::{SessionRecord, StoredMessage, decode, encode};
 use crate::vectors::VectorStore;
-
-/// Interval of sled's background flush: the most a crash can lose.
-pub const FLUSH_EVERY_MS: u64 = 100;
-/// Schema version of the database layout.
-pub const SCHEMA_VERSION: u64 = 1;
-/// Page cache size; small, because the gateway must stay light at idle.
-const CACHE_CAPACITY_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The storage of one data directory. Cheap to clone; all clones share one database.
 #[derive(Clone)]
 pub struct Store {
-    db: sled::Db,
-    sessions: sled::Tree,
-    messages: sled::Tree,
-    session_index: sled::Tree,
+    handle: DbHandle,
     vectors: VectorStore,
 }
 
@@ -48,59 +42,64 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// Opens (or creates) the database under `dir`.
     pub fn open(dir: &Path) -> Result<Self, StorageError> {
-        std::fs::create_dir_all(dir).map_err(|err| {
-            StorageError::new(
-                StorageErrorKind::Io,
-                format!("cannot create the data directory {}: {err}", dir.display()),
-            )
-        })?;
-        let db = sled::Config::new()
-            .path(dir)
-            .cache_capacity(CACHE_CAPACITY_BYTES)
-            .flush_every_ms(Some(FLUSH_EVERY_MS))
-            .open()
-            .map_err(|err| {
-                let mut error = StorageError::from(err);
-                error.message = format!("cannot open {}: {}", dir.display(), error.message);
-                error
-            })?;
-        let meta = db.open_tree("meta")?;
-        match meta.get("schema")? {
-            None => {
-                meta.insert("schema", &SCHEMA_VERSION.to_be_bytes())?;
-            }
-            Some(raw) => {
-                let found = <[u8; 8]>::try_from(raw.as_ref())
-                    .map(u64::from_be_bytes)
-                    .unwrap_or(0);
-                if found > SCHEMA_VERSION {
-                    return Err(StorageError::new(
-                        StorageErrorKind::Corrupt,
-                        format!(
-                            "{} was written by a newer lore (schema {found}, this build reads {SCHEMA_VERSION}); upgrade lore",
-                            dir.display()
-                        ),
-                    ));
-                }
-            }
-        }
+        let handle = DbHandle::open(dir)?;
         Ok(Self {
-            sessions: db.open_tree("sessions")?,
-            messages: db.open_tree("messages")?,
-            session_index: db.open_tree("session_index")?,
-            vectors: VectorStore::open(db.open_tree("vectors")?, meta)?,
-            db,
+            vectors: VectorStore::open(handle.clone())?,
+            handle,
+        })
+    }
+
+    fn trees(&self) -> Result<std::sync::Arc<Trees>, StorageError> {
+        self.handle.trees()
+    }
+
+    /// Checks that writes reach the disk and, after a failure (a full disk), reopens the
+    /// database once there is room again; blocks, so call it off the HTTP executor. See
+    /// [`crate::handle`].
+    pub fn check_health(&self) -> StoreHealth {
+        self.handle.check()
+    }
+
+    /// What the last [`Store::check_health`] found.
+    pub fn health(&self) -> StoreHealth {
+        self.handle.health()
+    }
+
+    /// How often the database was reopened (after a failure, or by a compaction).
+    pub fn generation(&self) -> u64 {
+        self.handle.generation()
+    }
+
+    /// Rewrites the database so deleted records give their space back; operations fail while
+    /// it runs. Returns the bytes on disk before and after. See `handle::DbHandle::compact`.
+    pub fn compact(&self) -> Result<(u64, u64), StorageError> {
+        self.handle.compact()
+    }
+
+    /// Bytes the database's files take on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        self.handle.disk_bytes()
+    }
+
+    /// One of the store's own trees, for the modules of this crate.
+    pub(crate) fn raw_tree(&self, name: &str) -> Result<sled::Tree, StorageError> {
+        let trees = self.trees()?;
+        Ok(match name {
+            "sessions" => trees.sessions.clone(),
+            "messages" => trees.messages.clone(),
+            "session_index" => trees.session_index.clone(),
+            other => trees.db.open_tree(other)?,
         })
     }
 
     /// A named tree of the database, for the modules that keep their own records.
     pub(crate) fn tree(&self, name: &str) -> Result<sled::Tree, StorageError> {
-        Ok(self.db.open_tree(name)?)
+        Ok(self.trees()?.db.open_tree(name)?)
     }
 
     /// Forces every pending write to disk.
     pub fn flush(&self) -> Result<(), StorageError> {
-        self.db.flush()?;
+        self.trees()?.db.flush()?;
         Ok(())
     }
 
@@ -112,14 +111,16 @@ impl Store {
 
     /// Writes a session record.
     pub fn save_session(&self, record: &SessionRecord) -> Result<(), StorageError> {
-        self.sessions
+        self.trees()?
+            .sessions
             .insert(record.id.as_bytes(), encode("session", record)?)?;
         Ok(())
     }
 
     /// Reads a session record.
     pub fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StorageError> {
-        self.sessions
+        self.trees()?
+            .sessions
             .get(id.as_bytes())?
             .map(|raw| decode("session", &raw))
             .transpose()
@@ -128,7 +129,7 @@ impl Store {
     /// Every session, most recently updated first.
     pub fn list_sessions(&self) -> Result<Vec<SessionRecord>, StorageError> {
         let mut sessions = Vec::new();
-        for item in self.sessions.iter() {
+        for item in self.trees()?.sessions.iter() {
             let (_, raw) = item?;
             sessions.push(decode::<SessionRecord>("session", &raw)?);
         }
@@ -150,7 +151,7 @@ impl Store {
                     encode("message", message)?,
                 );
             }
-            self.messages.apply_batch(batch)?;
+            self.trees()?.messages.apply_batch(batch)?;
         }
         self.save_session(record)
     }
@@ -161,7 +162,8 @@ impl Store {
         session_id: &str,
         seq: u64,
     ) -> Result<Option<StoredMessage>, StorageError> {
-        self.messages
+        self.trees()?
+            .messages
             .get(message_key(session_id, seq))?
             .map(|raw| decode("message", &raw))
             .transpose()
@@ -186,7 +188,7 @@ impl Store {
         let mut prefix = session_id.as_bytes().to_vec();
         prefix.push(b'/');
         let mut messages = Vec::new();
-        for item in self.messages.scan_prefix(prefix) {
+        for item in self.trees()?.messages.scan_prefix(prefix) {
             let (_, raw) = item?;
             messages.push(decode("message", &raw)?);
         }
@@ -203,7 +205,11 @@ impl Store {
         let mut end = session_id.as_bytes().to_vec();
         end.push(b'/' + 1);
         let mut messages = Vec::new();
-        for item in self.messages.range(message_key(session_id, seq)..end) {
+        for item in self
+            .trees()?
+            .messages
+            .range(message_key(session_id, seq)..end)
+        {
             let (_, raw) = item?;
             messages.push(decode("message", &raw)?);
         }
@@ -212,7 +218,8 @@ impl Store {
 
     /// Records that `session_id` was seen under the session header key `header_key`.
     pub fn index_header(&self, header_key: &str, session_id: &str) -> Result<(), StorageError> {
-        self.session_index
+        self.trees()?
+            .session_index
             .insert(index_key(b'h', header_key, session_id), &[])?;
         Ok(())
     }
@@ -228,7 +235,8 @@ impl Store {
         fingerprint: &str,
         session_id: &str,
     ) -> Result<(), StorageError> {
-        self.session_index
+        self.trees()?
+            .session_index
             .insert(index_key(b'f', fingerprint, session_id), &[])?;
         Ok(())
     }
@@ -241,7 +249,7 @@ impl Store {
     fn scan_index(&self, tag: u8, value: &str) -> Result<Vec<String>, StorageError> {
         let prefix = index_key(tag, value, "");
         let mut ids = Vec::new();
-        for item in self.session_index.scan_prefix(&prefix) {
+        for item in self.trees()?.session_index.scan_prefix(&prefix) {
             let (key, _) = item?;
             let id = String::from_utf8_lossy(&key[prefix.len()..]).into_owned();
             ids.push(id);

@@ -8,6 +8,10 @@
 //!   wipes every vector when the stamp changes, so vectors of two models never mix; writes are
 //!   refused until a stamp is set.
 //!
+//! A long document has one vector per passage: the first under the document id, passage `n ≥ 1`
+//! under `<document id>\0p<n>` ([`passage_key`]); a search ranks passages and answers each
+//! document once, with its best passage's score.
+//!
 //! Search: the in-memory matrix (loaded on first use, kept current by every put and remove)
 //! ranks all rows by an int8 dot product, then the best `4 × limit` (at least 32) are rescored
 //! exactly from the f32 values in sled. Stored vectors and queries are L2-normalised, so the
@@ -21,6 +25,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{StorageError, StorageErrorKind};
+use crate::handle::DbHandle;
 use crate::index::{DocKind, IndexDoc, SearchFilter};
 use crate::records::{decode, encode};
 use codec::{f32_bytes, kind_code, parse_kind};
@@ -30,6 +35,23 @@ use matrix::{Matrix, RowFilter};
 const VECTOR_RECORD_VERSION: u16 = 1;
 /// Key of the model stamp in the `meta` tree.
 const STAMP_KEY: &str = "vectors.model";
+/// What separates a document id from a passage number in a key; no document id holds a NUL.
+const PASSAGE_SEPARATOR: &str = "\0p";
+
+/// The key of passage `n` of document `id` (`n = 0` is the document id itself).
+pub fn passage_key(id: &str, n: usize) -> String {
+    if n == 0 {
+        id.to_string()
+    } else {
+        format!("{id}{PASSAGE_SEPARATOR}{n}")
+    }
+}
+
+/// The document id of a vector key.
+fn document_of(key: &str) -> &str {
+    key.split_once(PASSAGE_SEPARATOR).map_or(key, |(id, _)| id)
+}
+
 /// Fewest candidates rescored exactly, whatever the limit.
 const MIN_CANDIDATES: usize = 32;
 
@@ -105,8 +127,7 @@ pub struct VectorStore {
 }
 
 struct Inner {
-    tree: sled::Tree,
-    meta: sled::Tree,
+    handle: DbHandle,
     state: RwLock<State>,
 }
 
@@ -125,22 +146,28 @@ impl std::fmt::Debug for VectorStore {
 }
 
 impl VectorStore {
-    /// The store over the `vectors` tree, its stamp in `meta`.
-    pub(crate) fn open(tree: sled::Tree, meta: sled::Tree) -> Result<Self, StorageError> {
-        let stamp = meta
+    /// The store over the `vectors` tree of `handle`, its stamp in `meta`.
+    pub(crate) fn open(handle: DbHandle) -> Result<Self, StorageError> {
+        let stamp = handle
+            .trees()?
+            .meta
             .get(STAMP_KEY)?
             .map(|raw| decode::<ModelStamp>("vector model stamp", &raw))
             .transpose()?;
         Ok(Self {
             inner: Arc::new(Inner {
-                tree,
-                meta,
+                handle,
                 state: RwLock::new(State {
                     stamp,
                     matrix: None,
                 }),
             }),
         })
+    }
+
+    /// The `vectors` tree of the open database.
+    fn tree(&self) -> Result<sled::Tree, StorageError> {
+        Ok(self.inner.handle.trees()?.vectors.clone())
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
@@ -168,9 +195,12 @@ impl VectorStore {
         if state.stamp.as_ref() == Some(&wanted) {
             return Ok(false);
         }
-        let cleared = !self.inner.tree.is_empty();
-        self.inner.tree.clear()?;
+        let tree = self.tree()?;
+        let cleared = !tree.is_empty();
+        tree.clear()?;
         self.inner
+            .handle
+            .trees()?
             .meta
             .insert(STAMP_KEY, encode("vector model stamp", &wanted)?)?;
         state.matrix = state.matrix.as_ref().map(|_| Matrix::new(dim));
@@ -178,9 +208,19 @@ impl VectorStore {
         Ok(cleared)
     }
 
-    /// Stores (or replaces) vectors. Each is L2-normalised first; its length must be the
-    /// dimension of the model set with [`VectorStore::ensure_model`].
+    /// Stores (or replaces) vectors, one per document. Each is L2-normalised first; its
+    /// length must be the dimension of the model set with [`VectorStore::ensure_model`].
     pub fn put_many(&self, items: &[(VectorDoc, Vec<f32>)]) -> Result<(), StorageError> {
+        let items: Vec<(VectorDoc, Vec<Vec<f32>>)> = items
+            .iter()
+            .map(|(doc, vector)| (doc.clone(), vec![vector.clone()]))
+            .collect();
+        self.put_passages(&items)
+    }
+
+    /// Stores (or replaces) the passage vectors of documents: passage 0 under the document id,
+    /// the others under [`passage_key`]; passages a replaced document no longer has are removed.
+    pub fn put_passages(&self, items: &[(VectorDoc, Vec<Vec<f32>>)]) -> Result<(), StorageError> {
         if items.is_empty() {
             return Ok(());
         }
@@ -194,32 +234,50 @@ impl VectorStore {
             }
         };
         let mut batch = sled::Batch::default();
-        let mut normalised = Vec::with_capacity(items.len());
-        for (doc, vector) in items {
-            if vector.len() != dim {
-                return Err(invalid(format!(
-                    "vector of {} has {} values, the model has {dim}",
-                    doc.id,
-                    vector.len()
-                )));
+        let mut rows: Vec<(String, &VectorDoc, VectorRecord)> = Vec::new();
+        let mut stale: Vec<String> = Vec::new();
+        for (doc, passages) in items {
+            for (n, vector) in passages.iter().enumerate() {
+                if vector.len() != dim {
+                    return Err(invalid(format!(
+                        "vector of {} has {} values, the model has {dim}",
+                        doc.id,
+                        vector.len()
+                    )));
+                }
+                let record = VectorRecord {
+                    version: VECTOR_RECORD_VERSION,
+                    kind: doc.kind.as_str().to_string(),
+                    session: doc.session.clone(),
+                    project: doc.project.clone(),
+                    created_at_ms: doc.created_at_ms,
+                    vector: normalise(vector),
+                };
+                let key = passage_key(&doc.id, n);
+                batch.insert(key.as_bytes(), encode("vector", &record)?);
+                rows.push((key, doc, record));
             }
-            let vector = normalise(vector);
-            let record = VectorRecord {
-                version: VECTOR_RECORD_VERSION,
-                kind: doc.kind.as_str().to_string(),
-                session: doc.session.clone(),
-                project: doc.project.clone(),
-                created_at_ms: doc.created_at_ms,
-                vector,
-            };
-            batch.insert(doc.id.as_bytes(), encode("vector", &record)?);
-            normalised.push(record);
+            for item in self.tree()?.scan_prefix(passage_prefix(&doc.id)) {
+                let (key, _) = item?;
+                let key = String::from_utf8_lossy(&key).into_owned();
+                let n = key
+                    .rsplit_once(PASSAGE_SEPARATOR)
+                    .and_then(|(_, n)| n.parse::<usize>().ok())
+                    .unwrap_or(usize::MAX);
+                if n >= passages.len() {
+                    batch.remove(key.as_bytes());
+                    stale.push(key);
+                }
+            }
         }
-        self.inner.tree.apply_batch(batch)?;
+        self.tree()?.apply_batch(batch)?;
         if let Some(matrix) = state.matrix.as_mut() {
-            for ((doc, _), record) in items.iter().zip(&normalised) {
+            for (key, doc, record) in &rows {
                 let kind = kind_code(doc.kind);
-                matrix.upsert(&doc.id, kind, &doc.session, &doc.project, &record.vector);
+                matrix.upsert(key, kind, &doc.session, &doc.project, &record.vector);
+            }
+            for key in &stale {
+                matrix.remove(key);
             }
         }
         Ok(())
@@ -227,20 +285,48 @@ impl VectorStore {
 
     /// Whether a vector is stored for `id`.
     pub fn contains(&self, id: &str) -> Result<bool, StorageError> {
-        Ok(self.inner.tree.contains_key(id.as_bytes())?)
+        Ok(self.tree()?.contains_key(id.as_bytes())?)
     }
 
-    /// Deletes the vector of `id`; says whether there was one.
+    /// Deletes the vectors of `id` (every passage); says whether there was one.
     pub fn remove(&self, id: &str) -> Result<bool, StorageError> {
         let mut state = self.write();
-        let existed = self.inner.tree.remove(id.as_bytes())?.is_some();
-        if let Some(matrix) = state.matrix.as_mut() {
-            matrix.remove(id);
+        let mut keys = vec![id.to_string()];
+        for item in self.tree()?.scan_prefix(passage_prefix(id)) {
+            let (key, _) = item?;
+            keys.push(String::from_utf8_lossy(&key).into_owned());
+        }
+        let mut existed = false;
+        for key in &keys {
+            existed |= self.tree()?.remove(key.as_bytes())?.is_some();
+            if let Some(matrix) = state.matrix.as_mut() {
+                matrix.remove(key);
+            }
         }
         Ok(existed)
     }
 
-    /// Number of stored vectors (loads the in-memory copy).
+    /// Deletes every vector whose key starts with `prefix` (a pruned session's messages).
+    pub fn remove_prefix(&self, prefix: &str) -> Result<u64, StorageError> {
+        let mut state = self.write();
+        let tree = self.tree()?;
+        let mut batch = sled::Batch::default();
+        let mut keys = Vec::new();
+        for item in tree.scan_prefix(prefix.as_bytes()) {
+            let (key, _) = item?;
+            batch.remove(key.clone());
+            keys.push(String::from_utf8_lossy(&key).into_owned());
+        }
+        tree.apply_batch(batch)?;
+        if let Some(matrix) = state.matrix.as_mut() {
+            for key in &keys {
+                matrix.remove(key);
+            }
+        }
+        Ok(keys.len() as u64)
+    }
+
+    /// Number of stored vectors, passages counted one by one (loads the in-memory copy).
     pub fn len(&self) -> Result<usize, StorageError> {
         self.load()?;
         Ok(self.read().matrix.as_ref().map_or(0, Matrix::len))
@@ -274,7 +360,7 @@ impl VectorStore {
             return Ok(());
         };
         let mut matrix = Matrix::new(dim);
-        for item in self.inner.tree.iter() {
+        for item in self.tree()?.iter() {
             let (key, raw) = item?;
             let record: VectorRecord = decode("vector", &raw)?;
             if record.vector.len() != dim {
@@ -351,9 +437,9 @@ impl VectorStore {
         candidates: &[Arc<str>],
         limit: usize,
     ) -> Result<Vec<VectorHit>, StorageError> {
-        let mut hits = Vec::with_capacity(candidates.len());
+        let mut hits: Vec<VectorHit> = Vec::with_capacity(candidates.len());
         for id in candidates {
-            let Some(raw) = self.inner.tree.get(id.as_bytes())? else {
+            let Some(raw) = self.tree()?.get(id.as_bytes())? else {
                 continue;
             };
             let record: VectorRecord = decode("vector", &raw)?;
@@ -362,7 +448,7 @@ impl VectorStore {
             };
             let score = query.iter().zip(&record.vector).map(|(a, b)| a * b).sum();
             hits.push(VectorHit {
-                id: id.to_string(),
+                id: document_of(id).to_string(),
                 score,
                 kind,
                 session: record.session,
@@ -371,9 +457,17 @@ impl VectorStore {
             });
         }
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        // One hit per document: its best passage.
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|hit| seen.insert(hit.id.clone()));
         hits.truncate(limit);
         Ok(hits)
     }
+}
+
+/// The key prefix of the passages `n ≥ 1` of document `id`.
+fn passage_prefix(id: &str) -> Vec<u8> {
+    format!("{id}{PASSAGE_SEPARATOR}").into_bytes()
 }
 
 fn invalid(message: impl Into<String>) -> StorageError {

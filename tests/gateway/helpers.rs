@@ -37,8 +37,18 @@ impl Gateway {
         prepare: impl FnOnce(&Path),
     ) -> Gateway {
         let data = tempfile::tempdir().expect("temp dir");
+        prepare(data.path());
+        Gateway::start_in(data, upstream_url, extra_env)
+    }
+
+    /// [`Gateway::start_with`] on a data directory the caller prepared (a small filesystem
+    /// mounted on it, a damaged database).
+    pub fn start_in(
+        data: tempfile::TempDir,
+        upstream_url: &str,
+        extra_env: &[(&str, &str)],
+    ) -> Gateway {
         let data_dir = data.path().to_path_buf();
-        prepare(&data_dir);
         let mut env = vec![
             (
                 "LORE_UPSTREAM_ANTHROPIC".to_string(),
@@ -224,8 +234,17 @@ impl Drop for Gateway {
 }
 
 /// Waits until `check` holds (captures finish asynchronously after the reply).
-pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
+pub fn eventually<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    eventually_within(Duration::from_secs(10), what, check)
+}
+
+/// [`eventually`] with its own deadline, for background work that runs at low priority.
+pub fn eventually_within<T>(
+    limit: Duration,
+    what: &str,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(value) = check() {
             return value;

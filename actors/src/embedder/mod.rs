@@ -16,7 +16,7 @@ pub mod pool;
 use std::path::PathBuf;
 
 pub use model::{EmbeddingModel, Purpose};
-pub use pool::{Embed, Embedder, EmbedderHandle, EmbedderStatus};
+pub use pool::{Embed, EmbedPassages, Embedder, EmbedderHandle, EmbedderStatus};
 
 /// The error of embedding calls: the crate's one error type.
 pub type EmbedError = crate::ActorError;
@@ -40,8 +40,8 @@ pub struct EmbedderConfig {
     /// The ONNX Runtime shared library (`ORT_DYLIB_PATH`, default
     /// `<models_dir>/onnxruntime-1.31.1/libonnxruntime.so.1.31.1`).
     pub runtime: PathBuf,
-    /// Worker threads, each with its own session (`LORE_EMBED_POOL_SIZE`, default cores − 1,
-    /// at least 1).
+    /// Worker threads, each with its own session (`LORE_EMBED_POOL_SIZE`, default cores − 1
+    /// within the available memory, at least 1; see [`default_pool_size`]).
     pub pool_size: usize,
 }
 
@@ -96,10 +96,89 @@ impl EmbedderConfig {
     }
 }
 
-/// Cores − 1, at least 1: one core stays free for the proxy.
+/// Memory one worker may need: the model (about 110 MB resident) and one token-bounded batch.
+pub const WORKER_MEMORY_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Cores − 1 (one core stays free for the proxy; the standard library honours a cgroup CPU
+/// quota), no more than the available memory holds at [`WORKER_MEMORY_BYTES`] each, at least 1.
 pub fn default_pool_size() -> usize {
-    std::thread::available_parallelism()
+    let cores = std::thread::available_parallelism()
         .map(|cores| cores.get().saturating_sub(1))
-        .unwrap_or(1)
-        .max(1)
+        .unwrap_or(1);
+    pool_size_for(cores, available_memory_bytes())
+}
+
+/// The pool size for `cores` spare cores and `available` bytes of memory (when known).
+pub fn pool_size_for(cores: usize, available: Option<u64>) -> usize {
+    let by_memory = available.map_or(usize::MAX, |bytes| {
+        usize::try_from(bytes / WORKER_MEMORY_BYTES).unwrap_or(usize::MAX)
+    });
+    cores.min(by_memory).max(1)
+}
+
+/// The memory this process may still use: the smaller of `MemAvailable` in `/proc/meminfo`
+/// and what the cgroup's limit leaves (v2 `memory.max` − `memory.current`, or v1
+/// `memory.limit_in_bytes` − `memory.usage_in_bytes`). `None` when neither can be read.
+pub fn available_memory_bytes() -> Option<u64> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let system = read("/proc/meminfo").and_then(|info| meminfo_available(&info));
+    let cgroup = [
+        ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+        (
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        ),
+    ]
+    .iter()
+    .find_map(|(limit, usage)| cgroup_room(&read(limit)?, &read(usage)?));
+    match (system, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn meminfo_available(info: &str) -> Option<u64> {
+    let line = info
+        .lines()
+        .find(|line| line.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
+/// What a cgroup limit leaves above its usage; `None` for no limit (`max`, or v1's huge value).
+fn cgroup_room(limit: &str, usage: &str) -> Option<u64> {
+    let limit: u64 = limit.trim().parse().ok()?;
+    if limit >= 1 << 60 {
+        return None;
+    }
+    let usage: u64 = usage.trim().parse().ok()?;
+    Some(limit.saturating_sub(usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_fits_the_memory_and_the_cores() {
+        assert_eq!(pool_size_for(3, None), 3);
+        assert_eq!(pool_size_for(3, Some(600 * 1024 * 1024)), 2);
+        assert_eq!(pool_size_for(8, Some(10 * 1024 * 1024)), 1, "at least one");
+        assert_eq!(pool_size_for(0, None), 1);
+    }
+
+    #[test]
+    fn memory_limits_are_read_from_meminfo_and_cgroups() {
+        let info = "MemTotal:       24684392 kB\nMemAvailable:   1000 kB\n";
+        assert_eq!(meminfo_available(info), Some(1_024_000));
+        assert_eq!(cgroup_room("max\n", "100"), None);
+        assert_eq!(
+            cgroup_room("9223372036854771712", "100"),
+            None,
+            "v1 without a limit"
+        );
+        assert_eq!(cgroup_room("1000\n", "400\n"), Some(600));
+        assert_eq!(cgroup_room("1000", "4000"), Some(0));
+    }
 }

@@ -1,9 +1,13 @@
 //! [`EmbeddingModel`]: one ONNX Runtime session of bge-small-en-v1.5 and its tokenizer.
 //!
-//! Inputs are truncated at 512 tokens and padded to the longest input of each batch (the
-//! tokenizer file sets neither, so both are configured here). Texts are sorted by length before
-//! batching so a batch carries little padding. The vector is the first token (CLS) of
-//! `last_hidden_state`, L2-normalised. Queries take the bge retrieval prefix, documents none.
+//! Memory is bounded by what one model run holds, not by how many texts are asked for: a long
+//! document is cut into passages of at most 512 tokens (overlapping by [`PASSAGE_OVERLAP`], at
+//! most [`MAX_PASSAGES`] of them) before it reaches the model, and passages are run in batches of
+//! at most [`BATCH_TOKENS`] padded tokens (rows × width), shortest first so a batch carries little
+//! padding. ONNX Runtime's CPU arena and memory pattern are off, so what a batch allocated is
+//! given back after it. The vector is the first token (CLS) of `last_hidden_state`,
+//! L2-normalised. Queries take the bge retrieval prefix and keep their first passage only;
+//! documents none.
 //!
 //! The runtime library is opened once per process ([`environment`]); a missing or too old
 //! runtime, or missing model files, give [`ActorError::EmbedderUnavailable`] naming the file and
@@ -16,15 +20,25 @@ use ort::environment::Environment;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::Tokenizer;
 
 use super::{EmbedError, EmbedderConfig, MODEL_DIM, SETUP_FIX};
 use crate::ActorError;
 
 /// Longest input, in tokens, the model takes.
 pub const MAX_TOKENS: usize = 512;
-/// Texts run through the model at once.
+/// Most rows in one model run.
 pub const MAX_BATCH: usize = 32;
+/// Most padded tokens (rows × width) in one model run: the attention of 4 rows of 512 tokens,
+/// about 50 MB per attention buffer on bge-small, instead of 400 MB for 32 such rows.
+pub const BATCH_TOKENS: usize = 2048;
+/// Most passages of one document: 16 × 512 tokens, about 30 KB of English or code.
+pub const MAX_PASSAGES: usize = 16;
+/// Tokens shared by two neighbouring passages, so a sentence cut at a border is whole in one.
+pub const PASSAGE_OVERLAP: usize = 32;
+/// Bytes of a document read at all (more than [`MAX_PASSAGES`] passages hold), so tokenizing a
+/// huge text costs no more than tokenizing what is embedded.
+const MAX_TEXT_BYTES: usize = 96 * 1024;
 /// Prefix bge-small-en-v1.5 wants in front of retrieval queries.
 pub const QUERY_PREFIX: &str = "Represent this sentence for searching relevant passages: ";
 
@@ -89,6 +103,9 @@ pub struct EmbeddingModel {
     type_ids: bool,
     /// Name of the output holding the token states.
     output: String,
+    /// Ids of the tokens that open and close every input.
+    cls: u32,
+    sep: u32,
 }
 
 impl std::fmt::Debug for EmbeddingModel {
@@ -146,15 +163,27 @@ impl EmbeddingModel {
                 ))
             })?;
         let tokenizer = load_tokenizer(&tokenizer_file)?;
+        let special = |token: &str| {
+            tokenizer.token_to_id(token).ok_or_else(|| {
+                unavailable(format!(
+                    "the tokenizer {} has no {token} token",
+                    tokenizer_file.display()
+                ))
+            })
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         Ok(Self {
             session,
             tokenizer,
             type_ids,
             output,
+            cls,
+            sep,
         })
     }
 
-    /// One unit vector of [`MODEL_DIM`] values per text, in the order of `texts`.
+    /// One unit vector of [`MODEL_DIM`] values per text, in the order of `texts`: the vector of
+    /// its first passage.
     pub fn embed(&mut self, texts: &[&str], purpose: Purpose) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inputs: Vec<String> = texts
             .iter()
@@ -163,43 +192,88 @@ impl EmbeddingModel {
                 Purpose::Document => (*text).to_string(),
             })
             .collect();
+        let passages = self.embed_cut(&inputs, 1)?;
+        Ok(passages
+            .into_iter()
+            .map(|mut vectors| {
+                if vectors.is_empty() {
+                    vec![0.0; MODEL_DIM]
+                } else {
+                    vectors.swap_remove(0)
+                }
+            })
+            .collect())
+    }
+
+    /// The passage vectors of each document, in the order of `texts` (at least one per text,
+    /// at most [`MAX_PASSAGES`]).
+    pub fn embed_passages(&mut self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>, EmbedError> {
+        let inputs: Vec<String> = texts.iter().map(|text| (*text).to_string()).collect();
+        self.embed_cut(&inputs, MAX_PASSAGES)
+    }
+
+    /// Tokenizes each input, cuts it into at most `max_passages` passages and runs them in
+    /// token-bounded batches.
+    fn embed_cut(
+        &mut self,
+        inputs: &[String],
+        max_passages: usize,
+    ) -> Result<Vec<Vec<Vec<f32>>>, EmbedError> {
+        let mut pieces: Vec<Piece> = Vec::new();
+        for (text_index, input) in inputs.iter().enumerate() {
+            let input = cut_at(input, MAX_TEXT_BYTES);
+            let encoding = self
+                .tokenizer
+                .encode(input, false)
+                .map_err(|err| failed("tokenizing failed", err))?;
+            for (passage, window) in passages(encoding.get_ids(), max_passages)
+                .into_iter()
+                .enumerate()
+            {
+                let mut ids = Vec::with_capacity(window.len() + 2);
+                ids.push(i64::from(self.cls));
+                ids.extend(window.iter().map(|&id| i64::from(id)));
+                ids.push(i64::from(self.sep));
+                pieces.push(Piece {
+                    text_index,
+                    passage,
+                    types: vec![0; ids.len()],
+                    ids,
+                });
+            }
+        }
+        let mut vectors: Vec<Vec<Vec<f32>>> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                let count = pieces.iter().filter(|piece| piece.text_index == i).count();
+                vec![Vec::new(); count]
+            })
+            .collect();
         // Similar lengths together: each batch pads to its longest input.
-        let mut order: Vec<usize> = (0..inputs.len()).collect();
-        order.sort_by_key(|&i| inputs[i].len());
-        let mut vectors = vec![Vec::new(); inputs.len()];
-        for chunk in order.chunks(MAX_BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| inputs[i].as_str()).collect();
-            for (&i, vector) in chunk.iter().zip(self.run(batch)?) {
-                vectors[i] = vector;
+        pieces.sort_by_key(|piece| piece.ids.len());
+        for batch in token_batches(&pieces) {
+            let run = &pieces[batch];
+            for (piece, vector) in run.iter().zip(self.run(run)?) {
+                vectors[piece.text_index][piece.passage] = vector;
             }
         }
         Ok(vectors)
     }
 
-    fn run(&mut self, batch: Vec<&str>) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn run(&mut self, batch: &[Piece]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let rows = batch.len();
-        let encodings = self
-            .tokenizer
-            .encode_batch(batch, true)
-            .map_err(|err| failed("tokenizing failed", err))?;
-        let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
+        let width = batch.iter().map(|p| p.ids.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0i64; rows * width];
         let mut mask = vec![0i64; rows * width];
         let mut types = vec![0i64; rows * width];
-        for (row, encoding) in encodings.iter().enumerate() {
+        for (row, piece) in batch.iter().enumerate() {
             let start = row * width;
-            for (j, ((&id, &m), &t)) in encoding
-                .get_ids()
-                .iter()
-                .zip(encoding.get_attention_mask())
-                .zip(encoding.get_type_ids())
-                .enumerate()
-                .take(width)
-            {
-                ids[start + j] = i64::from(id);
-                mask[start + j] = i64::from(m);
-                types[start + j] = i64::from(t);
-            }
+            let len = piece.ids.len().min(width);
+            ids[start..start + len].copy_from_slice(&piece.ids[..len]);
+            mask[start..start + len].fill(1);
+            let typed = piece.types.len().min(len);
+            types[start..start + typed].copy_from_slice(&piece.types[..typed]);
         }
         let shape = [rows, width];
         let mut inputs = ort::inputs![
@@ -239,7 +313,9 @@ fn build_session(environment: &Environment, path: &Path, threads: usize) -> ort:
         .with_optimization_level(GraphOptimizationLevel::Level3)?
         .with_intra_threads(threads)?
         .with_inter_threads(1)?
-        .with_intra_op_spinning(false)?;
+        .with_intra_op_spinning(false)?
+        .with_memory_pattern(false)?
+        .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])?;
     builder.commit_from_file(path)
 }
 
@@ -253,20 +329,137 @@ fn load_tokenizer(path: &Path) -> Result<Tokenizer, EmbedError> {
     // Batches are small and every worker already owns a core: no rayon pool for tokenizing.
     tokenizers::parallelism::set_parallelism(false);
     let mut tokenizer = Tokenizer::from_file(path).map_err(|err| broken(&err))?;
-    tokenizer.with_padding(Some(PaddingParams {
-        strategy: PaddingStrategy::BatchLongest,
-        ..PaddingParams::default()
-    }));
+    // Padding is done per batch in `run`, passages are cut in `passages` (with [CLS] and [SEP]
+    // around each).
+    tokenizer.with_padding(None);
     tokenizer
-        .with_truncation(Some(TruncationParams {
-            max_length: MAX_TOKENS,
-            ..TruncationParams::default()
-        }))
+        .with_truncation(None)
         .map_err(|err| broken(&err))?;
     Ok(tokenizer)
+}
+
+/// One passage, tokenized: which text and which of its passages it is.
+struct Piece {
+    text_index: usize,
+    passage: usize,
+    ids: Vec<i64>,
+    types: Vec<i64>,
+}
+
+/// Consecutive ranges of `pieces` (sorted by length) that fit one run: at most [`MAX_BATCH`]
+/// rows and [`BATCH_TOKENS`] padded tokens (a single longer piece runs alone).
+fn token_batches(pieces: &[Piece]) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    while start < pieces.len() {
+        let mut end = start + 1;
+        while end < pieces.len()
+            && end - start < MAX_BATCH
+            && (end - start + 1) * pieces[end].ids.len().max(1) <= BATCH_TOKENS
+        {
+            end += 1;
+        }
+        batches.push(start..end);
+        start = end;
+    }
+    batches
+}
+
+/// Windows of at most `MAX_TOKENS − 2` token ids (room for [CLS] and [SEP]), each sharing
+/// [`PASSAGE_OVERLAP`] ids with the one before, at most `max` of them (one, empty, for no ids).
+fn passages(ids: &[u32], max: usize) -> Vec<&[u32]> {
+    let width = MAX_TOKENS - 2;
+    let step = width - PASSAGE_OVERLAP;
+    let mut windows = vec![&ids[..ids.len().min(width)]];
+    let mut start = step;
+    while start + PASSAGE_OVERLAP < ids.len() && windows.len() < max.max(1) {
+        windows.push(&ids[start..ids.len().min(start + width)]);
+        start += step;
+    }
+    windows
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut_at(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
 }
 
 fn normalise(vector: &[f32]) -> Vec<f32> {
     let norm = vector.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
     vector.iter().map(|v| v / norm).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(len: usize) -> Piece {
+        Piece {
+            text_index: 0,
+            passage: 0,
+            ids: vec![1; len],
+            types: vec![0; len],
+        }
+    }
+
+    #[test]
+    fn batches_are_bounded_by_padded_tokens_and_rows() {
+        let mut pieces: Vec<Piece> = (0..40).map(|_| piece(10)).collect();
+        pieces.extend((0..10).map(|_| piece(512)));
+        let batches = token_batches(&pieces);
+        for range in &batches {
+            let width = pieces[range.clone()]
+                .iter()
+                .map(|p| p.ids.len())
+                .max()
+                .unwrap_or(0);
+            assert!(range.len() <= MAX_BATCH);
+            assert!(range.len() * width <= BATCH_TOKENS, "{range:?} × {width}");
+        }
+        assert_eq!(
+            batches.iter().map(|range| range.len()).sum::<usize>(),
+            50,
+            "every piece runs once"
+        );
+        assert_eq!(
+            batches.len(),
+            2 + 3,
+            "40 short ones in 2 runs, 10 long ones 4 at a time"
+        );
+        assert_eq!(
+            token_batches(&[piece(4000)]).len(),
+            1,
+            "an oversized piece runs alone"
+        );
+    }
+
+    #[test]
+    fn passages_overlap_and_cover_the_text() {
+        let ids: Vec<u32> = (0..1200).collect();
+        let windows = passages(&ids, 16);
+        assert_eq!(windows.len(), 3);
+        assert!(windows.iter().all(|w| w.len() <= MAX_TOKENS - 2));
+        assert_eq!(windows[1][0], (MAX_TOKENS - 2 - PASSAGE_OVERLAP) as u32);
+        assert_eq!(*windows[2].last().unwrap_or(&0), 1199, "the end is covered");
+        assert_eq!(passages(&ids, 2).len(), 2, "capped");
+        assert_eq!(
+            passages(&[], 16),
+            vec![&[] as &[u32]],
+            "an empty text is one passage"
+        );
+        assert_eq!(passages(&ids[..510], 16).len(), 1, "exactly one window");
+    }
+
+    #[test]
+    fn texts_are_cut_at_a_character_boundary() {
+        assert_eq!(cut_at("héllo", 2), "h");
+        assert_eq!(cut_at("abc", 10), "abc");
+    }
 }

@@ -26,6 +26,14 @@ pub struct Embed {
     pub purpose: Purpose,
 }
 
+/// Embeds documents cut into passages on one worker of the pool: each text's passage vectors.
+#[derive(Message)]
+#[rtype(result = "Result<Vec<Vec<Vec<f32>>>, EmbedError>")]
+pub struct EmbedPassages {
+    /// The documents, in this order.
+    pub texts: Vec<String>,
+}
+
 /// Whether embeddings can be computed, for `/health` and `lore doctor`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -82,6 +90,8 @@ impl Embedder {
             threads,
             || std::thread::Builder::new().name("lore-embed".into()),
             move || {
+                // Embedding is background work: it yields to the request path.
+                crate::background::lower_current_thread();
                 let taken = probe.lock().unwrap_or_else(|e| e.into_inner()).take();
                 EmbedWorker {
                     model: taken.map_or_else(|| EmbeddingModel::load(&config), Ok),
@@ -137,21 +147,35 @@ impl EmbedderHandle {
         matches!(self.status, EmbedderStatus::Ready { .. })
     }
 
+    /// The passage vectors of each document, in order (see [`EmbeddingModel::embed_passages`]).
+    pub async fn embed_passages(
+        &self,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<Vec<f32>>>, EmbedError> {
+        let workers = self.workers()?;
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        workers.send(EmbedPassages { texts }).await?
+    }
+
+    fn workers(&self) -> Result<&Addr<EmbedWorker>, EmbedError> {
+        self.workers.as_ref().ok_or_else(|| match &self.status {
+            EmbedderStatus::Unavailable { missing, fix } => ActorError::EmbedderUnavailable {
+                missing: missing.clone(),
+                fix: fix.clone(),
+            },
+            EmbedderStatus::Ready { .. } => ActorError::Mailbox("no embedding worker".into()),
+        })
+    }
+
     /// One unit vector per text, in order.
     pub async fn embed(
         &self,
         texts: Vec<String>,
         purpose: Purpose,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let Some(workers) = &self.workers else {
-            return Err(match &self.status {
-                EmbedderStatus::Unavailable { missing, fix } => ActorError::EmbedderUnavailable {
-                    missing: missing.clone(),
-                    fix: fix.clone(),
-                },
-                EmbedderStatus::Ready { .. } => ActorError::Mailbox("no embedding worker".into()),
-            });
-        };
+        let workers = self.workers()?;
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -175,5 +199,15 @@ impl Handler<Embed> for EmbedWorker {
         let model = self.model.as_mut().map_err(|err| err.clone())?;
         let texts: Vec<&str> = msg.texts.iter().map(String::as_str).collect();
         model.embed(&texts, msg.purpose)
+    }
+}
+
+impl Handler<EmbedPassages> for EmbedWorker {
+    type Result = Result<Vec<Vec<Vec<f32>>>, EmbedError>;
+
+    fn handle(&mut self, msg: EmbedPassages, _: &mut Self::Context) -> Self::Result {
+        let model = self.model.as_mut().map_err(|err| err.clone())?;
+        let texts: Vec<&str> = msg.texts.iter().map(String::as_str).collect();
+        model.embed_passages(&texts)
     }
 }

@@ -369,3 +369,75 @@ fn ids_resolve_from_unique_prefixes() {
         );
     }
 }
+
+mod lore_md_fuzz {
+    //! Fuzzing of `.lore.md` parsing: token soups of the format's own syntax and mutated valid
+    //! files; every input gives entries or line-numbered problems, never a panic, within 2 s.
+    //! `LORE_FUZZ_CASES` sets the cases (256 by default).
+    use proptest::prelude::*;
+
+    const TOKENS: &[&str] = &[
+        "# ",
+        "## ",
+        "### ",
+        "\n",
+        "\r\n",
+        "<!-- lore:",
+        " confidence:",
+        "0.5",
+        "1.7",
+        "-3",
+        "NaN",
+        " -->",
+        "<!--",
+        "-->",
+        "Decision",
+        "Gotcha",
+        "Preference",
+        "Pattern",
+        "title",
+        "content line",
+        "```",
+        "\t",
+        "  ",
+        "k:0190abcd",
+        ":",
+        "\u{0}",
+        "é",
+    ];
+
+    fn cases() -> u32 {
+        std::env::var("LORE_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(256)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn lore_md_parsing_never_panics(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    4 => prop::sample::select(TOKENS).prop_map(str::to_string),
+                    1 => "\\PC{0,12}",
+                ],
+                0..120,
+            ),
+        ) {
+            let text = pieces.concat();
+            let started = std::time::Instant::now();
+            match crate::knowledge::lore_md::parse(&text) {
+                Ok(_) => {}
+                Err(problems) => {
+                    prop_assert!(!problems.is_empty());
+                    for problem in &problems {
+                        prop_assert!(problem.line >= 1, "{problem:?}");
+                    }
+                }
+            }
+            prop_assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        }
+    }
+}

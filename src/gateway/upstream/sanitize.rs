@@ -49,6 +49,20 @@ pub(crate) fn origin_of(base: &str) -> String {
     }
 }
 
+/// False for an authority whose port is not a number from 1 to 65535.
+fn valid_port(base: &str) -> bool {
+    let authority = base.split_once("://").map_or(base, |(_, rest)| rest);
+    let after_host = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((_, rest)) => rest,
+            None => return false,
+        },
+        None => authority.split_once(':').map_or("", |(_, port)| port),
+    };
+    let port = after_host.strip_prefix(':').unwrap_or(after_host);
+    port.is_empty() || port.parse::<u16>().is_ok_and(|port| port > 0)
+}
+
 /// Parses `LORE_CALLER_UPSTREAM_ALLOWLIST`: comma-separated https origins, nothing else.
 pub(crate) fn parse_allowlist(raw: &str) -> Result<Vec<String>, String> {
     let mut origins = Vec::new();
@@ -59,11 +73,12 @@ pub(crate) fn parse_allowlist(raw: &str) -> Result<Vec<String>, String> {
     {
         let base = sanitize_base(entry)
             .map_err(|why| format!("LORE_CALLER_UPSTREAM_ALLOWLIST entry `{entry}`: {why}"))?;
-        let path_part = base
+        // An origin has no path at all: not even `/` or the `/v1` that `sanitize_base` strips.
+        let path_part = entry
             .split_once("://")
             .map(|(_, rest)| rest.contains('/'))
             .unwrap_or(true);
-        if !base.starts_with("https://") || path_part || entry.contains('*') {
+        if !base.starts_with("https://") || path_part || entry.contains('*') || !valid_port(&base) {
             return Err(format!(
                 "LORE_CALLER_UPSTREAM_ALLOWLIST entry `{entry}` must be a bare https origin like https://llm.example.com:8443"
             ));
@@ -77,4 +92,76 @@ pub(crate) fn parse_allowlist(raw: &str) -> Result<Vec<String>, String> {
         origins.push(origin);
     }
     Ok(origins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_allowlist_takes_bare_https_origins_only() {
+        assert_eq!(
+            parse_allowlist("https://a.example, HTTPS://B.example:8443 ,https://[::1]:9443")
+                .unwrap(),
+            [
+                "https://a.example:443",
+                "https://b.example:8443",
+                "https://[::1]:9443"
+            ]
+        );
+        assert_eq!(
+            parse_allowlist("").unwrap(),
+            Vec::<String>::new(),
+            "unset or empty: deny all"
+        );
+        for bad in [
+            "https://a.example/v1",
+            "https://a.example/",
+            "https://a.example/path",
+            "https://user:pass@a.example",
+            "https://a.example?x=1",
+            "https://a.example#f",
+            "https://*.example",
+            "*",
+            "http://a.example",
+            "a.example",
+            "ftp://a.example",
+            "https://",
+            "https://a.example:notaport",
+            "https://a.example:0",
+            "https://a.example:70000",
+        ] {
+            let err = parse_allowlist(bad).unwrap_err();
+            assert!(
+                err.contains("LORE_CALLER_UPSTREAM_ALLOWLIST"),
+                "{bad}: {err}"
+            );
+        }
+        for duplicate in [
+            "https://a.example,https://a.example",
+            "https://a.example,https://A.EXAMPLE:443",
+        ] {
+            assert!(
+                parse_allowlist(duplicate).unwrap_err().contains("twice"),
+                "{duplicate}"
+            );
+        }
+    }
+
+    #[test]
+    fn origins_compare_with_their_port() {
+        assert_eq!(origin_of("https://a.example"), "https://a.example:443");
+        assert_ne!(
+            origin_of("https://a.example:8443"),
+            origin_of("https://a.example")
+        );
+        assert_ne!(
+            origin_of("http://a.example"),
+            origin_of("https://a.example")
+        );
+        assert_ne!(
+            origin_of("https://sub.a.example"),
+            origin_of("https://a.example")
+        );
+    }
 }

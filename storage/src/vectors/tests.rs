@@ -304,3 +304,62 @@ fn one_scan_by_kind_matches_a_search_per_kind() {
         }
     }
 }
+
+#[test]
+fn a_document_with_passages_is_answered_once_with_its_best_passage() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = Store::open(dir.path()).unwrap().vectors();
+    vectors.ensure_model("m", 8).unwrap();
+    let long = doc("t:a:0", DocKind::Message, "a", "/p");
+    vectors
+        .put_passages(&[
+            (
+                long.clone(),
+                vec![axis(8, 1, 0.0), axis(8, 2, 0.0), axis(8, 3, 0.1)],
+            ),
+            (
+                doc("t:a:1", DocKind::Message, "a", "/p"),
+                vec![axis(8, 3, 0.5)],
+            ),
+        ])
+        .unwrap();
+    assert_eq!(vectors.len().unwrap(), 4, "every passage is a row");
+    let hits = vectors
+        .search(&axis(8, 3, 0.0), &SearchFilter::default(), 10)
+        .unwrap();
+    let ids: Vec<&str> = hits.iter().map(|hit| hit.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["t:a:0", "t:a:1"],
+        "one hit per document, best passage first"
+    );
+    assert!(
+        hits[0].score > 0.99,
+        "scored by its third passage: {}",
+        hits[0].score
+    );
+
+    // Re-embedded with fewer passages: the extra ones go.
+    vectors
+        .put_passages(&[(long, vec![axis(8, 1, 0.0)])])
+        .unwrap();
+    assert_eq!(vectors.len().unwrap(), 2);
+    let hits = vectors
+        .search(&axis(8, 3, 0.0), &SearchFilter::default(), 1)
+        .unwrap();
+    assert_eq!(hits[0].id, "t:a:1");
+
+    vectors
+        .put_passages(&[(
+            doc("t:a:2", DocKind::Message, "a", "/p"),
+            vec![axis(8, 4, 0.0), axis(8, 5, 0.0)],
+        )])
+        .unwrap();
+    assert!(vectors.remove("t:a:2").unwrap());
+    assert_eq!(
+        vectors.len().unwrap(),
+        2,
+        "removing a document removes its passages"
+    );
+    assert!(!vectors.contains("t:a:2").unwrap());
+}

@@ -4,7 +4,9 @@
 //! same requests sent through the gateway (capture on), interleaved one by one so machine noise
 //! hits both alike. Run it through `scripts/bench`, which builds the release binaries first.
 
+mod backfill;
 mod client;
+mod soak;
 mod stats;
 
 use std::net::{TcpListener, TcpStream};
@@ -18,12 +20,19 @@ use stats::{Samples, us};
 struct Options {
     bin_dir: PathBuf,
     quick: bool,
+    /// Stored messages to backfill while the scenarios run (`--backfill N`), instead of the
+    /// default run.
+    backfill: Option<usize>,
+    /// Seconds of the streaming soak (`--soak SECONDS`), instead of the default run.
+    soak: Option<u64>,
 }
 
 fn main() {
     let mut options = Options {
         bin_dir: PathBuf::from("target/release"),
         quick: false,
+        backfill: None,
+        soak: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -32,10 +41,31 @@ fn main() {
                 options.bin_dir = PathBuf::from(args.next().expect("--bin-dir needs a value"))
             }
             "--quick" => options.quick = true,
-            other => panic!("unknown argument {other}; use --bin-dir DIR and --quick"),
+            "--backfill" => {
+                let count = args.next().and_then(|n| n.parse().ok());
+                options.backfill = Some(count.expect("--backfill needs a message count"));
+            }
+            "--soak" => {
+                let seconds = args.next().and_then(|n| n.parse().ok());
+                options.soak = Some(seconds.expect("--soak needs a number of seconds"));
+            }
+            other => panic!(
+                "unknown argument {other}; use --bin-dir DIR, --quick, --backfill MESSAGES and --soak SECONDS"
+            ),
         }
     }
-    run(&options);
+    if let Some(seconds) = options.soak {
+        soak::run(&options.bin_dir, seconds);
+        return;
+    }
+    match options.backfill {
+        Some(messages) => backfill::run(
+            &options.bin_dir,
+            messages,
+            if options.quick { 1 } else { 4 },
+        ),
+        None => run(&options),
+    }
 }
 
 /// A child process killed on drop.
