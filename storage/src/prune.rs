@@ -87,6 +87,7 @@ mod tests {
                 record.path.push(PathEntry {
                     seq,
                     identity: message.identity(),
+                    tokens: 0,
                 });
                 StoredMessage {
                     version: RECORD_VERSION,

@@ -131,6 +131,7 @@ mod tests {
             .map(|seq| PathEntry {
                 seq,
                 identity: [1; 16],
+                tokens: 0,
             })
             .collect();
         record.next_seq = 5;
@@ -150,6 +151,7 @@ mod tests {
         record.path.push(PathEntry {
             seq: 4,
             identity: [2; 16],
+            tokens: 0,
         });
         record.project = Some("/p".into());
         store.save_session(&record).unwrap();
