@@ -211,7 +211,8 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
         None => {
             let store = open_store(&dir)?;
             let record = store.load_session(&id)?.context("session vanished")?;
-            session_detail(&record, &store.session_messages(&record)?)
+            let forks = store.session_forks(&record)?;
+            session_detail(&record, &forks, &store.session_messages(&record)?)
         }
     };
     if as_json {

@@ -129,7 +129,8 @@ impl SessionActor {
         self.open_turn = Some(turn);
         // The handler goes on now; the writes follow.
         let _ = msg.answer.send(answer);
-        if let Err(err) = self.commit(&new_messages, !new_messages.is_empty() || forked) {
+        let path_changed = !new_messages.is_empty() || forked.is_some();
+        if let Err(err) = self.commit(&new_messages, forked, path_changed) {
             // Nothing of this turn reached storage: forget it, the next request recaptures it.
             self.record = snapshot;
             self.note_failure(&err);
