@@ -8,12 +8,15 @@
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`context`] is the persisted state of a session's context manager.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
-//! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
+//! - [`memory`] holds what the workers derive: distillations, knowledge, entities.
+//! - [`costs`] is the cost ledger: spend per UTC day and bucket and per session, the throttle's
+//!   counters, the cost rate and the daily budget set through the API.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
 //! - [`error`] is the one error type of the crate.
 
 pub mod context;
+pub mod costs;
 pub mod error;
 pub mod index;
 pub mod memory;

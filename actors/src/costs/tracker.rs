@@ -1,0 +1,497 @@
+//! The `CostTracker` actor: the single writer of the cost ledger, the throttle's state and the
+//! quota polls. Every handler runs inside a panic guard: a panic stops the actor, and its
+//! supervisor restarts it, which reloads the ledger's state from sled.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use lore_storage::costs::{BudgetSetting, CONVERSATION, CostEntry, CostTotals, RateState};
+use lore_storage::memory::day_of;
+use lore_storage::{StorageError, Store};
+use tracing::{error, info, warn};
+
+use super::pricing::{TurnShape, price_turn};
+use super::quota::{QuotaBook, poll};
+use super::report::{self, QuotaStatus, ReportInputs, SessionCosts, TrackerCounters};
+use super::throttle::{
+    BudgetDelay, BudgetView, budget_delay, final_sleep, hours_left_in_utc_day, quota_delay,
+    rate_now, update_rate,
+};
+use super::{
+    CostSettings, CostsQuery, Fault, InjectFault, Observe, PlanThrottle, RecordTurn, RecordWorker,
+    SessionCost, SetBudget, Shared, Throttle,
+};
+use crate::ActorError;
+
+/// How often the day, the quota readings and the pause flag are looked at again.
+const TICK: Duration = Duration::from_secs(15);
+/// Accounts not seen for this long are forgotten with their bearer.
+const FORGET_ACCOUNTS_AFTER: Duration = Duration::from_secs(6 * 3_600);
+
+/// What the tracker keeps in memory of the ledger; reloaded from sled on every (re)start.
+#[derive(Debug, Default)]
+struct Ledger {
+    today: String,
+    spent_today: f64,
+    rate: Option<RateState>,
+    budget_api: Option<f64>,
+}
+
+impl Ledger {
+    fn load(store: &Store, today: String) -> Result<Self, StorageError> {
+        let spent_today = store
+            .cost_days(&today)?
+            .into_iter()
+            .filter(|(day, _, _)| *day == today)
+            .map(|(_, _, totals)| totals.cost_usd)
+            .sum();
+        Ok(Self {
+            today,
+            spent_today,
+            rate: store.cost_rate()?,
+            budget_api: store.budget_setting()?.daily_usd,
+        })
+    }
+}
+
+/// The cost tracker. Start it with [`super::CostTrackerHandle::start`].
+pub struct CostTracker {
+    store: Store,
+    settings: CostSettings,
+    shared: Arc<Shared>,
+    ledger: Ledger,
+    quota: QuotaBook,
+    client: Option<awc::Client>,
+    counters: TrackerCounters,
+    fault_fired: bool,
+    restarted: bool,
+}
+
+impl CostTracker {
+    pub(super) fn new(store: Store, settings: CostSettings, shared: Arc<Shared>) -> Self {
+        Self {
+            store,
+            settings,
+            shared,
+            ledger: Ledger::default(),
+            quota: QuotaBook::default(),
+            client: None,
+            counters: TrackerCounters::default(),
+            fault_fired: false,
+            restarted: false,
+        }
+    }
+
+    /// Runs `work`; a panic inside it is logged and stops the actor (the supervisor restarts
+    /// it), and `fallback` is answered.
+    fn guarded<R>(
+        &mut self,
+        ctx: &mut Context<Self>,
+        fallback: R,
+        work: impl FnOnce(&mut Self, &mut Context<Self>) -> R,
+    ) -> R {
+        match catch_unwind(AssertUnwindSafe(|| work(&mut *self, &mut *ctx))) {
+            Ok(result) => result,
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                error!(why, "the cost tracker failed; it is restarted from storage");
+                self.counters.last_error = Some(format!("restarted after a failure: {why}"));
+                ctx.stop();
+                fallback
+            }
+        }
+    }
+
+    fn fail(&mut self, what: &str, err: &StorageError) {
+        self.counters.failures += 1;
+        self.counters.last_error = Some(format!("{what}: {err}"));
+        warn!(error = %err, "{what}");
+    }
+
+    fn budget(&self) -> Option<f64> {
+        self.settings.budget_env.or(self.ledger.budget_api)
+    }
+
+    fn publish(&self) {
+        self.shared
+            .budget_on
+            .store(self.budget().is_some(), Ordering::Relaxed);
+        let paused = self.quota.paused(Instant::now(), &self.settings.quota);
+        self.shared.paused.store(paused, Ordering::Relaxed);
+    }
+
+    fn reload(&mut self) {
+        let today = self.settings.clock.today();
+        match Ledger::load(&self.store, today.clone()) {
+            Ok(ledger) => self.ledger = ledger,
+            Err(err) => {
+                self.fail("the cost ledger could not be read", &err);
+                self.ledger = Ledger {
+                    today,
+                    ..Default::default()
+                };
+            }
+        }
+        self.publish();
+    }
+
+    /// Moves to a new UTC day when the clock passed midnight.
+    fn roll_day(&mut self) {
+        let today = self.settings.clock.today();
+        if today != self.ledger.today {
+            info!(day = %today, "a new UTC day: today's spend starts again");
+            self.reload();
+        }
+    }
+
+    fn add(&mut self, entry: &CostEntry<'_>) -> Result<(), StorageError> {
+        let rate = update_rate(self.ledger.rate, entry.totals.cost_usd, entry.at_ms);
+        self.store.add_cost(entry, Some(&rate))?;
+        // Stored: from here on a failure loses nothing, the next start reloads it.
+        self.ledger.rate = Some(rate);
+        Ok(())
+    }
+
+    fn record_turn(&mut self, msg: RecordTurn) {
+        self.roll_day();
+        let at_ms = self.settings.clock.shift(msg.at_ms);
+        let day = day_of(at_ms);
+        let price = self.settings.catalogue.lookup(&msg.model).price;
+        let totals = price_turn(
+            &price,
+            &msg.usage,
+            TurnShape {
+                one_hour_writes: msg.one_hour_writes,
+                passthrough_tokens: msg.passthrough_tokens,
+                sent_tokens: msg.sent_tokens,
+                layer_changed: msg.layer_changed,
+            },
+        );
+        let entry = CostEntry {
+            day: &day,
+            bucket: CONVERSATION,
+            session_id: (!msg.session_id.is_empty()).then_some(msg.session_id.as_str()),
+            project: msg.project.as_deref(),
+            model: Some(&msg.model),
+            at_ms,
+            totals: &totals,
+        };
+        if let Err(err) = self.add(&entry) {
+            self.fail("a turn's cost could not be stored", &err);
+            return;
+        }
+        self.counters.turns += 1;
+        if let Some(Fault::PanicAfterTurn(n)) = self.settings.fault
+            && !self.fault_fired
+            && self.counters.turns == n
+        {
+            self.fault_fired = true;
+            panic!("injected fault (LORE_TEST_COSTS_FAULT) after turn {n}");
+        }
+        self.count_today(&day, &totals);
+    }
+
+    fn count_today(&mut self, day: &str, totals: &CostTotals) {
+        if day == self.ledger.today {
+            self.ledger.spent_today += totals.cost_usd;
+        }
+    }
+
+    fn record_worker(&mut self, msg: RecordWorker) {
+        self.roll_day();
+        let at_ms = self.settings.clock.shift(msg.at_ms);
+        let day = day_of(at_ms);
+        let totals = CostTotals::from_worker(&msg.usage);
+        let entry = CostEntry {
+            day: &day,
+            bucket: msg.bucket.as_str(),
+            session_id: msg.session_id.as_deref(),
+            project: None,
+            model: msg.model.as_deref(),
+            at_ms,
+            totals: &totals,
+        };
+        if let Err(err) = self.add(&entry) {
+            self.fail("a worker call's cost could not be stored", &err);
+            return;
+        }
+        self.counters.worker_calls += 1;
+        self.count_today(&day, &totals);
+    }
+
+    fn plan(&mut self, msg: PlanThrottle, ctx: &mut Context<Self>) -> Throttle {
+        self.roll_day();
+        self.counters.plans += 1;
+        let now_ms = self.settings.clock.now_ms();
+        let budget = self
+            .budget()
+            .map(|budget_usd| {
+                budget_delay(BudgetView {
+                    budget_usd,
+                    spent_usd: self.ledger.spent_today + msg.estimated_cost_usd.max(0.0),
+                    rate_usd_per_hour: rate_now(self.ledger.rate, now_ms),
+                    hours_left: hours_left_in_utc_day(now_ms),
+                })
+            })
+            .unwrap_or_default();
+        let mut quota_pressure = 0.0;
+        if let (true, Some(bearer)) = (self.settings.quota.enabled, msg.bearer) {
+            let now = Instant::now();
+            let account = self.quota.note(bearer, now);
+            self.maybe_poll(&account, ctx);
+            quota_pressure = self.quota.pressure(&account, now, &self.settings.quota);
+        }
+        let quota_secs = quota_delay(quota_pressure);
+        let delay = final_sleep(budget.seconds, quota_secs, msg.ttl, msg.since_last_request);
+        if !delay.is_zero() {
+            self.counters.throttled += 1;
+            let today = self.ledger.today.clone();
+            if let Err(err) = self.store.add_throttle(&today, delay.as_millis() as u64) {
+                self.fail("a throttle event could not be counted", &err);
+            }
+        }
+        Throttle {
+            delay,
+            pressure: budget.pressure,
+            quota_pressure,
+            reason: reason(&budget, self.budget(), quota_pressure, quota_secs, delay),
+        }
+    }
+
+    fn maybe_poll(&mut self, account: &str, ctx: &mut Context<Self>) {
+        let Some(client) = self.client.clone() else {
+            return;
+        };
+        let Some(bearer) = self
+            .quota
+            .start_poll(account, Instant::now(), &self.settings.quota)
+        else {
+            return;
+        };
+        let settings = self.settings.quota.clone();
+        self.counters.quota_polls += 1;
+        let account = account.to_string();
+        let work = async move { poll(&client, &settings, &bearer).await };
+        ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
+            actor.guarded(ctx, (), |actor, _| {
+                if let Err(why) = &result {
+                    warn!(account = %account, why, "the OAuth quota could not be read");
+                }
+                let settings = actor.settings.quota.clone();
+                actor
+                    .quota
+                    .finish_poll(&account, result, Instant::now(), &settings);
+                actor.publish();
+            })
+        }));
+    }
+
+    fn report(&mut self, days: u32) -> Result<report::CostsReport, ActorError> {
+        self.roll_day();
+        let now = Instant::now();
+        let quota = QuotaStatus {
+            enabled: self.settings.quota.enabled,
+            background_paused: self.quota.paused(now, &self.settings.quota),
+            accounts: self.quota.status(now, &self.settings.quota),
+        };
+        let now_ms = self.settings.clock.now_ms();
+        let inputs = ReportInputs {
+            now_ms,
+            days,
+            budget_env: self.settings.budget_env,
+            rate_usd_per_hour: rate_now(self.ledger.rate, now_ms),
+            quota,
+            tracker: Some(self.counters.clone()),
+        };
+        Ok(report::build(&self.store, &inputs)?)
+    }
+
+    fn set_budget(&mut self, daily_usd: Option<f64>) -> Result<report::BudgetStatus, ActorError> {
+        if let Some(value) = daily_usd
+            && !(value.is_finite() && value > 0.0)
+        {
+            return Err(ActorError::Invalid(format!(
+                "a daily budget must be a positive number of US dollars (got {value}); send null to remove it"
+            )));
+        }
+        self.store.set_budget_setting(&BudgetSetting {
+            daily_usd,
+            set_at_ms: self.settings.clock.now_ms(),
+        })?;
+        self.ledger.budget_api = daily_usd;
+        self.publish();
+        let now_ms = self.settings.clock.now_ms();
+        let inputs = ReportInputs {
+            now_ms,
+            days: 1,
+            budget_env: self.settings.budget_env,
+            rate_usd_per_hour: rate_now(self.ledger.rate, now_ms),
+            ..Default::default()
+        };
+        Ok(report::budget_status(
+            &self.store,
+            &inputs,
+            self.ledger.spent_today,
+        )?)
+    }
+
+    fn tick(&mut self) {
+        self.roll_day();
+        self.quota
+            .tidy(Instant::now(), FORGET_ACCOUNTS_AFTER, false);
+        self.publish();
+    }
+}
+
+/// The log line of a plan.
+fn reason(
+    budget: &BudgetDelay,
+    daily: Option<f64>,
+    quota_pressure: f64,
+    quota_secs: f64,
+    delay: Duration,
+) -> String {
+    let mut parts = Vec::new();
+    if let Some(daily) = daily {
+        parts.push(format!(
+            "budget: {:.0}% of ${daily:.2} spent, overshoot {:.2}, {:.1}s",
+            budget.fraction * 100.0,
+            budget.overshoot,
+            budget.seconds
+        ));
+    }
+    if quota_pressure > 0.0 {
+        parts.push(format!(
+            "quota pressure {quota_pressure:.2}, {quota_secs:.1}s"
+        ));
+    }
+    parts.push(format!("sleep {} ms", delay.as_millis()));
+    parts.join("; ")
+}
+
+impl Actor for CostTracker {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // awc's rustls connector needs a process-wide crypto provider; a second install is
+        // harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let connector = awc::Connector::new()
+            .timeout(self.settings.quota.timeout)
+            .limit(4);
+        self.client = Some(
+            awc::Client::builder()
+                .connector(connector)
+                .no_default_headers()
+                .max_redirects(0)
+                .finish(),
+        );
+        if !self.restarted {
+            match self.store.migrate_worker_usage() {
+                Ok(0) => {}
+                Ok(rows) => info!(
+                    rows,
+                    "the worker usage ledger was folded into the cost ledger"
+                ),
+                Err(err) => self.fail("the worker usage ledger could not be folded in", &err),
+            }
+        }
+        self.reload();
+        ctx.run_interval(TICK, |actor, ctx| actor.guarded(ctx, (), |a, _| a.tick()));
+    }
+}
+
+impl Supervised for CostTracker {
+    fn restarting(&mut self, _: &mut Self::Context) {
+        self.restarted = true;
+        self.counters.restarts += 1;
+        self.quota.tidy(Instant::now(), FORGET_ACCOUNTS_AFTER, true);
+        warn!(restarts = self.counters.restarts, "cost tracker restarting");
+    }
+}
+
+impl Handler<RecordTurn> for CostTracker {
+    type Result = ();
+
+    fn handle(&mut self, msg: RecordTurn, ctx: &mut Self::Context) {
+        self.guarded(ctx, (), |actor, _| actor.record_turn(msg));
+    }
+}
+
+impl Handler<RecordWorker> for CostTracker {
+    type Result = ();
+
+    fn handle(&mut self, msg: RecordWorker, ctx: &mut Self::Context) {
+        self.guarded(ctx, (), |actor, _| actor.record_worker(msg));
+    }
+}
+
+impl Handler<PlanThrottle> for CostTracker {
+    type Result = MessageResult<PlanThrottle>;
+
+    fn handle(&mut self, msg: PlanThrottle, ctx: &mut Self::Context) -> Self::Result {
+        let fallback = Throttle {
+            reason: "the cost tracker failed; forwarded without delay".into(),
+            ..Default::default()
+        };
+        MessageResult(self.guarded(ctx, fallback, |actor, ctx| actor.plan(msg, ctx)))
+    }
+}
+
+fn restarted_error() -> ActorError {
+    ActorError::Mailbox("the cost tracker failed and is restarting; ask again".into())
+}
+
+impl Handler<CostsQuery> for CostTracker {
+    type Result = Result<report::CostsReport, ActorError>;
+
+    fn handle(&mut self, msg: CostsQuery, ctx: &mut Self::Context) -> Self::Result {
+        self.guarded(ctx, Err(restarted_error()), |actor, _| {
+            actor.report(msg.days)
+        })
+    }
+}
+
+impl Handler<SessionCost> for CostTracker {
+    type Result = Result<SessionCosts, ActorError>;
+
+    fn handle(&mut self, msg: SessionCost, ctx: &mut Self::Context) -> Self::Result {
+        self.guarded(ctx, Err(restarted_error()), |actor, _| {
+            let record = actor.store.session_costs(&msg.session_id)?;
+            Ok(SessionCosts::from_record(&msg.session_id, record))
+        })
+    }
+}
+
+impl Handler<SetBudget> for CostTracker {
+    type Result = Result<report::BudgetStatus, ActorError>;
+
+    fn handle(&mut self, msg: SetBudget, ctx: &mut Self::Context) -> Self::Result {
+        self.guarded(ctx, Err(restarted_error()), |actor, _| {
+            actor.set_budget(msg.daily_usd)
+        })
+    }
+}
+
+impl Handler<Observe> for CostTracker {
+    type Result = MessageResult<Observe>;
+
+    fn handle(&mut self, _: Observe, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.counters.clone())
+    }
+}
+
+impl Handler<InjectFault> for CostTracker {
+    type Result = ();
+
+    fn handle(&mut self, _: InjectFault, ctx: &mut Self::Context) {
+        self.guarded(ctx, (), |_, _| panic!("injected fault (InjectFault)"));
+    }
+}
