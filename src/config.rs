@@ -78,6 +78,8 @@ pub struct GatewayConfig {
     pub card_settings: CardSettings,
     /// The memory workers (distillation, curation) and where their calls go.
     pub memory: crate::memory_config::MemoryConfig,
+    /// The cost tracker: budget, quota polls, the test clock.
+    pub costs: crate::costs_config::CostsConfig,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -256,6 +258,7 @@ impl GatewayConfig {
             cards_vault,
             card_settings,
             memory: crate::memory_config::MemoryConfig::from_env(env)?,
+            costs: crate::costs_config::CostsConfig::from_env(env)?,
         })
     }
 }

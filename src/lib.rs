@@ -8,6 +8,8 @@
 //! - [`recall`]: BM25 recall over the search index (API and shared query logic).
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
+//! - [`costs_api`] and [`costs_config`]: the cost tracker's API (`/api/v1/costs`, the budget,
+//!   per-session costs) and its settings.
 //! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
 //! - [`cli`] and [`commands`]: the command line.
 //! - [`client`]: a tiny HTTP client the CLI uses to talk to a running gateway.
@@ -17,6 +19,8 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod config;
+pub mod costs_api;
+pub mod costs_config;
 pub mod embeddings;
 pub mod gateway;
 pub mod http;

@@ -22,6 +22,7 @@ use lore_proto::{Protocol, parse_response, peek_head};
 use tracing::{debug, warn};
 
 use crate::gateway::capture::{RequestFacts, Turn, begin_turn, capture_failed};
+use crate::gateway::costs_hook;
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
 use crate::gateway::recall::{self, RecallRun};
@@ -151,6 +152,8 @@ async fn handle_llm(
         );
         RequestFacts::read(headers).with_worker(route, Some(state.board.begin_unresolved()))
     };
+    // The cost tracker's throttle (a no-op without a budget or an OAuth bearer).
+    costs_hook::throttle(&state, headers, head.model.as_deref(), &outbound.body).await;
     let (upstream, turn) = if no_store {
         (
             forward::send(&client, &outbound, &state.config.retry).await,
@@ -180,6 +183,15 @@ async fn handle_llm(
         Ok(response) => response,
         Err(err) => return errors::upstream_unreachable(protocol, &err.to_string()),
     };
+    let session_id = turn.as_ref().map(|turn| turn.session_id.as_str());
+    let upstream = costs_hook::on_reply(
+        &state,
+        upstream,
+        protocol,
+        session_id,
+        head.model.as_deref(),
+        &forwarded,
+    );
     let recall = with_tool.map(|_| RecallRun {
         state: state.clone(),
         client: client.clone(),

@@ -2,6 +2,8 @@
 //!
 //! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
 //! - [`capture`]: parsing, session resolution and the session actor's turn plan (cards).
+//! - [`costs_hook`]: the throttle sleep before forwarding and the reply's usage for the cost
+//!   tracker.
 //! - [`passthrough`]: every other path, proxied untouched.
 //! - [`forward`]: the upstream client and its retries.
 //! - [`relay`]: chunk-by-chunk relaying with a tee into the stream accumulator.
@@ -14,6 +16,7 @@
 
 pub mod access;
 pub mod capture;
+pub mod costs_hook;
 pub mod forward;
 pub mod handlers;
 pub mod headers;

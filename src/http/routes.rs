@@ -3,7 +3,7 @@
 use actix_web::{guard, web};
 
 use crate::gateway::{handlers, passthrough};
-use crate::{api, knowledge, memory_api, recall};
+use crate::{api, costs_api, knowledge, memory_api, recall};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -42,6 +42,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/sessions/{id}/memory",
                 web::get().to(memory_api::session_memory),
             )
+            .route(
+                "/sessions/{id}/costs",
+                web::get().to(costs_api::session_costs),
+            )
+            .route("/costs", web::get().to(costs_api::costs))
+            .route("/costs/budget", web::post().to(costs_api::set_budget))
             .route("/actors", web::get().to(api::actors))
             .route("/recall", web::get().to(recall::recall))
             .route("/reindex", web::post().to(recall::reindex))

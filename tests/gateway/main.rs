@@ -12,6 +12,7 @@ mod cards_cli;
 mod cards_injection;
 mod cli;
 mod compression;
+mod costs;
 mod crash;
 mod embeddings;
 mod errors;

@@ -223,7 +223,7 @@ impl SessionCosts {
                     .collect(),
             ),
             cache_read_usd_per_turn: (!recent.is_empty())
-                .then(|| recent.iter().sum::<f64>() / recent.len() as f64),
+                .then(|| recent.iter().fold(0.0, |sum, v| sum + v) / recent.len() as f64),
         }
     }
 }

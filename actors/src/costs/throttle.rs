@@ -11,7 +11,9 @@
 //!   `overshoot = min(rate / target − 1, 10)`.
 //! - Quota delay: `60 s × qp²`, `qp = clamp((max(5-hour %, 7-day %) − 80) / 20, 0, 1)`.
 //! - Sleep: the larger of the two, capped at `0.5 × (TTL − time since the previous request)` so
-//!   the request still lands inside the cache TTL; under 0.5 s nothing is slept.
+//!   the request still lands inside the cache TTL; under 0.5 s nothing is slept. A request
+//!   whose cache is already cold (the previous request is older than the TTL, or there was
+//!   none) has no cache to keep: only the 60 s maximum applies to it.
 
 use std::time::Duration;
 
@@ -161,7 +163,7 @@ pub fn quota_delay(pressure: f64) -> f64 {
 }
 
 /// The sleep before forwarding: the larger delay, capped to half of what is left of the cache
-/// TTL, and nothing under [`MIN_SLEEP`].
+/// TTL while the cache is warm, and nothing under [`MIN_SLEEP`].
 pub fn final_sleep(
     budget_secs: f64,
     quota_secs: f64,
@@ -172,7 +174,13 @@ pub fn final_sleep(
     if wanted.is_nan() || wanted <= 0.0 {
         return Duration::ZERO;
     }
-    let cap = ttl.saturating_sub(since_last_request).as_secs_f64() * 0.5;
+    // While the cache is warm, the request must still land inside its TTL; once it is cold
+    // (or nothing was sent before), there is nothing to keep and only the maximum applies.
+    let cap = if since_last_request < ttl {
+        (ttl - since_last_request).as_secs_f64() * 0.5
+    } else {
+        MAX_DELAY_SECS
+    };
     let sleep = Duration::from_secs_f64(wanted.min(cap).clamp(0.0, MAX_DELAY_SECS));
     if sleep < MIN_SLEEP {
         Duration::ZERO

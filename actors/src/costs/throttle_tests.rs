@@ -118,9 +118,19 @@ fn the_sleep_is_the_larger_delay_capped_and_skipped_when_short() {
         Duration::from_secs(5)
     );
     assert_eq!(final_sleep(0.4, 0.0, ttl, Duration::ZERO), Duration::ZERO);
+    // A cold cache (the TTL has passed, or no request before) has nothing to keep.
     assert_eq!(
         final_sleep(60.0, 0.0, ttl, Duration::from_secs(400)),
-        Duration::ZERO
+        Duration::from_secs(60)
+    );
+    assert_eq!(
+        final_sleep(2.0, 0.0, ttl, Duration::MAX),
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        final_sleep(60.0, 0.0, ttl, Duration::from_millis(299_500)),
+        Duration::ZERO,
+        "a quarter second of warm cache left: under the minimum sleep"
     );
     assert_eq!(
         final_sleep(f64::NAN, 0.0, ttl, Duration::ZERO),
@@ -172,8 +182,12 @@ proptest! {
         let ttl = Duration::from_secs(ttl_secs);
         let since = Duration::from_millis(since_ms);
         let sleep = final_sleep(budget_secs, quota_secs, ttl, since);
-        let cap = ttl.saturating_sub(since).as_secs_f64() * 0.5;
-        prop_assert!(sleep.as_secs_f64() <= cap + 1e-9);
+        if since < ttl {
+            // The request still lands inside the TTL, with half of what was left to spare.
+            let cap = (ttl - since).as_secs_f64() * 0.5;
+            prop_assert!(sleep.as_secs_f64() <= cap + 1e-9);
+            prop_assert!(since + sleep < ttl || sleep.is_zero());
+        }
         prop_assert!(sleep.as_secs_f64() <= MAX_DELAY_SECS);
         prop_assert!(sleep.is_zero() || sleep >= MIN_SLEEP);
         prop_assert!(sleep.as_secs_f64() <= budget_secs.max(quota_secs) + 1e-9);

@@ -46,8 +46,7 @@ impl Ledger {
             .cost_days(&today)?
             .into_iter()
             .filter(|(day, _, _)| *day == today)
-            .map(|(_, _, totals)| totals.cost_usd)
-            .sum();
+            .fold(0.0, |sum, (_, _, totals)| sum + totals.cost_usd);
         Ok(Self {
             today,
             spent_today,

@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     pub worker_calls: Mutex<Vec<WorkerCallRecord>>,
     /// Conversation (non-worker) requests whose response is not completely sent.
     pub in_flight: InFlight,
+    /// The OAuth usage endpoint.
+    pub quota: crate::quota::FakeQuota,
     counter: AtomicU64,
 }
 
@@ -52,6 +54,7 @@ impl Shared {
             worker_scripts: Mutex::new(VecDeque::new()),
             worker_calls: Mutex::new(Vec::new()),
             in_flight: InFlight::default(),
+            quota: crate::quota::FakeQuota::default(),
             counter: AtomicU64::new(0),
         }
     }
@@ -208,6 +211,9 @@ async fn dispatch(
             headers,
             body: raw.clone(),
         });
+    }
+    if let Some(response) = shared.quota.handle(&req) {
+        return response;
     }
     if let Some(proto) = llm_protocol(&method, req.path()) {
         let body = decoded(&req, &raw).await;
