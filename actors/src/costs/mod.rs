@@ -18,6 +18,7 @@
 //! [`quota`] (bearers, poll schedule, the poll), [`report`] (what the API shows), [`clock`].
 
 pub mod clock;
+mod handlers;
 pub mod pricing;
 pub mod quota;
 pub mod report;

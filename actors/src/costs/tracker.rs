@@ -1,6 +1,7 @@
-//! The `CostTracker` actor: the single writer of the cost ledger, the throttle's state and the
-//! quota polls. Every handler runs inside a panic guard: a panic stops the actor, and its
-//! supervisor restarts it, which reloads the ledger's state from sled.
+//! The `CostTracker` actor's state and work: the single writer of the cost ledger, the
+//! throttle's state and the quota polls. Its handlers ([`super::handlers`]) run each message
+//! inside a panic guard: a panic stops the actor, and its supervisor restarts it, which
+//! reloads the ledger's state from sled.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -15,21 +16,18 @@ use tracing::{error, info, warn};
 
 use super::pricing::{TurnShape, price_turn};
 use super::quota::{QuotaBook, poll};
-use super::report::{self, QuotaStatus, ReportInputs, SessionCosts, TrackerCounters};
+use super::report::{self, QuotaStatus, ReportInputs, TrackerCounters};
 use super::throttle::{
     BudgetDelay, BudgetView, budget_delay, final_sleep, hours_left_in_utc_day, quota_delay,
     rate_now, update_rate,
 };
-use super::{
-    CostSettings, CostsQuery, Fault, InjectFault, Observe, PlanThrottle, RecordTurn, RecordWorker,
-    SessionCost, SetBudget, Shared, Throttle,
-};
+use super::{CostSettings, Fault, PlanThrottle, RecordTurn, RecordWorker, Shared, Throttle};
 use crate::ActorError;
 
 /// How often the day, the quota readings and the pause flag are looked at again.
-const TICK: Duration = Duration::from_secs(15);
+pub(super) const TICK: Duration = Duration::from_secs(15);
 /// Accounts not seen for this long are forgotten with their bearer.
-const FORGET_ACCOUNTS_AFTER: Duration = Duration::from_secs(6 * 3_600);
+pub(super) const FORGET_ACCOUNTS_AFTER: Duration = Duration::from_secs(6 * 3_600);
 
 /// What the tracker keeps in memory of the ledger; reloaded from sled on every (re)start.
 #[derive(Debug, Default)]
@@ -58,15 +56,15 @@ impl Ledger {
 
 /// The cost tracker. Start it with [`super::CostTrackerHandle::start`].
 pub struct CostTracker {
-    store: Store,
-    settings: CostSettings,
+    pub(super) store: Store,
+    pub(super) settings: CostSettings,
     shared: Arc<Shared>,
     ledger: Ledger,
-    quota: QuotaBook,
-    client: Option<awc::Client>,
-    counters: TrackerCounters,
+    pub(super) quota: QuotaBook,
+    pub(super) client: Option<awc::Client>,
+    pub(super) counters: TrackerCounters,
     fault_fired: bool,
-    restarted: bool,
+    pub(super) restarted: bool,
 }
 
 impl CostTracker {
@@ -86,7 +84,7 @@ impl CostTracker {
 
     /// Runs `work`; a panic inside it is logged and stops the actor (the supervisor restarts
     /// it), and `fallback` is answered.
-    fn guarded<R>(
+    pub(super) fn guarded<R>(
         &mut self,
         ctx: &mut Context<Self>,
         fallback: R,
@@ -108,7 +106,7 @@ impl CostTracker {
         }
     }
 
-    fn fail(&mut self, what: &str, err: &StorageError) {
+    pub(super) fn fail(&mut self, what: &str, err: &StorageError) {
         self.counters.failures += 1;
         self.counters.last_error = Some(format!("{what}: {err}"));
         warn!(error = %err, "{what}");
@@ -126,7 +124,7 @@ impl CostTracker {
         self.shared.paused.store(paused, Ordering::Relaxed);
     }
 
-    fn reload(&mut self) {
+    pub(super) fn reload(&mut self) {
         let today = self.settings.clock.today();
         match Ledger::load(&self.store, today.clone()) {
             Ok(ledger) => self.ledger = ledger,
@@ -158,7 +156,7 @@ impl CostTracker {
         Ok(())
     }
 
-    fn record_turn(&mut self, msg: RecordTurn) {
+    pub(super) fn record_turn(&mut self, msg: RecordTurn) {
         self.roll_day();
         let at_ms = self.settings.clock.shift(msg.at_ms);
         let day = day_of(at_ms);
@@ -203,7 +201,7 @@ impl CostTracker {
         }
     }
 
-    fn record_worker(&mut self, msg: RecordWorker) {
+    pub(super) fn record_worker(&mut self, msg: RecordWorker) {
         self.roll_day();
         let at_ms = self.settings.clock.shift(msg.at_ms);
         let day = day_of(at_ms);
@@ -225,7 +223,7 @@ impl CostTracker {
         self.count_today(&day, &totals);
     }
 
-    fn plan(&mut self, msg: PlanThrottle, ctx: &mut Context<Self>) -> Throttle {
+    pub(super) fn plan(&mut self, msg: PlanThrottle, ctx: &mut Context<Self>) -> Throttle {
         self.roll_day();
         self.counters.plans += 1;
         let now_ms = self.settings.clock.now_ms();
@@ -292,7 +290,7 @@ impl CostTracker {
         }));
     }
 
-    fn report(&mut self, days: u32) -> Result<report::CostsReport, ActorError> {
+    pub(super) fn report(&mut self, days: u32) -> Result<report::CostsReport, ActorError> {
         self.roll_day();
         let now = Instant::now();
         let quota = QuotaStatus {
@@ -312,7 +310,10 @@ impl CostTracker {
         Ok(report::build(&self.store, &inputs)?)
     }
 
-    fn set_budget(&mut self, daily_usd: Option<f64>) -> Result<report::BudgetStatus, ActorError> {
+    pub(super) fn set_budget(
+        &mut self,
+        daily_usd: Option<f64>,
+    ) -> Result<report::BudgetStatus, ActorError> {
         if let Some(value) = daily_usd
             && !(value.is_finite() && value > 0.0)
         {
@@ -341,7 +342,7 @@ impl CostTracker {
         )?)
     }
 
-    fn tick(&mut self) {
+    pub(super) fn tick(&mut self) {
         self.roll_day();
         self.quota
             .tidy(Instant::now(), FORGET_ACCOUNTS_AFTER, false);
@@ -373,124 +374,4 @@ fn reason(
     }
     parts.push(format!("sleep {} ms", delay.as_millis()));
     parts.join("; ")
-}
-
-impl Actor for CostTracker {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        // awc's rustls connector needs a process-wide crypto provider; a second install is
-        // harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let connector = awc::Connector::new()
-            .timeout(self.settings.quota.timeout)
-            .limit(4);
-        self.client = Some(
-            awc::Client::builder()
-                .connector(connector)
-                .no_default_headers()
-                .max_redirects(0)
-                .finish(),
-        );
-        if !self.restarted {
-            match self.store.migrate_worker_usage() {
-                Ok(0) => {}
-                Ok(rows) => info!(
-                    rows,
-                    "the worker usage ledger was folded into the cost ledger"
-                ),
-                Err(err) => self.fail("the worker usage ledger could not be folded in", &err),
-            }
-        }
-        self.reload();
-        ctx.run_interval(TICK, |actor, ctx| actor.guarded(ctx, (), |a, _| a.tick()));
-    }
-}
-
-impl Supervised for CostTracker {
-    fn restarting(&mut self, _: &mut Self::Context) {
-        self.restarted = true;
-        self.counters.restarts += 1;
-        self.quota.tidy(Instant::now(), FORGET_ACCOUNTS_AFTER, true);
-        warn!(restarts = self.counters.restarts, "cost tracker restarting");
-    }
-}
-
-impl Handler<RecordTurn> for CostTracker {
-    type Result = ();
-
-    fn handle(&mut self, msg: RecordTurn, ctx: &mut Self::Context) {
-        self.guarded(ctx, (), |actor, _| actor.record_turn(msg));
-    }
-}
-
-impl Handler<RecordWorker> for CostTracker {
-    type Result = ();
-
-    fn handle(&mut self, msg: RecordWorker, ctx: &mut Self::Context) {
-        self.guarded(ctx, (), |actor, _| actor.record_worker(msg));
-    }
-}
-
-impl Handler<PlanThrottle> for CostTracker {
-    type Result = MessageResult<PlanThrottle>;
-
-    fn handle(&mut self, msg: PlanThrottle, ctx: &mut Self::Context) -> Self::Result {
-        let fallback = Throttle {
-            reason: "the cost tracker failed; forwarded without delay".into(),
-            ..Default::default()
-        };
-        MessageResult(self.guarded(ctx, fallback, |actor, ctx| actor.plan(msg, ctx)))
-    }
-}
-
-fn restarted_error() -> ActorError {
-    ActorError::Mailbox("the cost tracker failed and is restarting; ask again".into())
-}
-
-impl Handler<CostsQuery> for CostTracker {
-    type Result = Result<report::CostsReport, ActorError>;
-
-    fn handle(&mut self, msg: CostsQuery, ctx: &mut Self::Context) -> Self::Result {
-        self.guarded(ctx, Err(restarted_error()), |actor, _| {
-            actor.report(msg.days)
-        })
-    }
-}
-
-impl Handler<SessionCost> for CostTracker {
-    type Result = Result<SessionCosts, ActorError>;
-
-    fn handle(&mut self, msg: SessionCost, ctx: &mut Self::Context) -> Self::Result {
-        self.guarded(ctx, Err(restarted_error()), |actor, _| {
-            let record = actor.store.session_costs(&msg.session_id)?;
-            Ok(SessionCosts::from_record(&msg.session_id, record))
-        })
-    }
-}
-
-impl Handler<SetBudget> for CostTracker {
-    type Result = Result<report::BudgetStatus, ActorError>;
-
-    fn handle(&mut self, msg: SetBudget, ctx: &mut Self::Context) -> Self::Result {
-        self.guarded(ctx, Err(restarted_error()), |actor, _| {
-            actor.set_budget(msg.daily_usd)
-        })
-    }
-}
-
-impl Handler<Observe> for CostTracker {
-    type Result = MessageResult<Observe>;
-
-    fn handle(&mut self, _: Observe, _: &mut Self::Context) -> Self::Result {
-        MessageResult(self.counters.clone())
-    }
-}
-
-impl Handler<InjectFault> for CostTracker {
-    type Result = ();
-
-    fn handle(&mut self, _: InjectFault, ctx: &mut Self::Context) {
-        self.guarded(ctx, (), |_, _| panic!("injected fault (InjectFault)"));
-    }
 }
