@@ -93,7 +93,7 @@ pub(crate) async fn throttle(
         since_last_request,
         estimated_cost_usd: estimate_request_cost(&price, body.len() as u64 / 4),
     };
-    let throttle = costs.plan(plan).await;
+    let throttle = costs.plan(plan);
     if !throttle.delay.is_zero() {
         info!(
             delay_ms = throttle.delay.as_millis() as u64,

@@ -9,8 +9,8 @@ use tracing::{info, warn};
 use super::report::{self, SessionCosts};
 use super::tracker::{CostTracker, FORGET_ACCOUNTS_AFTER, TICK};
 use super::{
-    CostsQuery, InjectFault, Observe, PlanThrottle, RecordTurn, RecordWorker, SessionCost,
-    SetBudget, Throttle,
+    CostsQuery, CountThrottle, InjectFault, NoteBearer, Observe, PlanThrottle, RecordTurn,
+    RecordWorker, SessionCost, SetBudget, Throttle,
 };
 use crate::ActorError;
 
@@ -80,6 +80,22 @@ impl Handler<PlanThrottle> for CostTracker {
             ..Default::default()
         };
         MessageResult(self.guarded(ctx, fallback, |actor, ctx| actor.plan(msg, ctx)))
+    }
+}
+
+impl Handler<NoteBearer> for CostTracker {
+    type Result = ();
+
+    fn handle(&mut self, msg: NoteBearer, ctx: &mut Self::Context) {
+        self.guarded(ctx, (), |actor, ctx| actor.note_bearer(msg.0, ctx));
+    }
+}
+
+impl Handler<CountThrottle> for CostTracker {
+    type Result = ();
+
+    fn handle(&mut self, msg: CountThrottle, ctx: &mut Self::Context) {
+        self.guarded(ctx, (), |actor, _| actor.count_throttle(msg.delay_ms));
     }
 }
 

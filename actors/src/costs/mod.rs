@@ -10,23 +10,28 @@
 //! - [`RecordTurn`] (fire and forget), one per conversation reply;
 //! - [`RecordWorker`] (fire and forget), one per worker call, from the Distiller and Curator;
 //! - [`PlanThrottle`] → [`Throttle`], asked before a conversation request is forwarded, only
-//!   when [`CostTrackerHandle::wants_plan`] says a budget or a quota poll could delay it;
+//!   when [`CostTrackerHandle::wants_plan`] says a budget or a quota poll could delay it.
+//!   [`CostTrackerHandle::plan`] answers it on the caller's thread from the state the tracker
+//!   last published ([`plan::Snapshot`], a read lock), and tells the tracker the bearer (for
+//!   its quota polls) and any delay (for the counters) without waiting;
 //! - [`CostsQuery`] → [`CostsReport`], [`SessionCost`] → [`SessionCosts`], [`SetBudget`];
 //! - [`CostTrackerHandle::background_paused`]: the workers ask before each job.
 //!
 //! Pure parts: [`pricing`] (a turn's cost and savings), [`throttle`] (rate, curve, caps),
+//! [`plan`] (a request's plan from a snapshot),
 //! [`quota`] (bearers, poll schedule, the poll), [`report`] (what the API shows), [`clock`].
 
 pub mod clock;
 mod handlers;
+pub mod plan;
 pub mod pricing;
 pub mod quota;
 pub mod report;
 pub mod throttle;
 mod tracker;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use actix::Supervisor;
@@ -41,9 +46,6 @@ pub use clock::Clock;
 pub use quota::{Bearer, QuotaSettings};
 pub use report::{BudgetStatus, CostsReport, SessionCosts, TrackerCounters};
 pub use tracker::CostTracker;
-
-/// How long the request path waits for a throttle plan before forwarding without one.
-const PLAN_DEADLINE: Duration = Duration::from_millis(250);
 
 /// One conversation reply's usage. Fire and forget.
 #[derive(Debug, Clone, Message)]
@@ -112,6 +114,19 @@ pub struct Throttle {
     pub quota_pressure: f64,
     /// Why, for the log.
     pub reason: String,
+}
+
+/// A request's OAuth bearer, for the quota polls (sent by [`CostTrackerHandle::plan`]).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct NoteBearer(pub Bearer);
+
+/// A request held by the throttle, for the counters (sent by [`CostTrackerHandle::plan`]).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct CountThrottle {
+    /// How long it was held, ms.
+    pub delay_ms: u64,
 }
 
 /// Asks for the costs report.
@@ -184,11 +199,12 @@ impl Default for CostSettings {
     }
 }
 
-/// What the handle reads without a message: set by the tracker.
+/// What the handle reads without a message: published by the tracker.
 #[derive(Debug, Default)]
 struct Shared {
     budget_on: AtomicBool,
     paused: AtomicBool,
+    snapshot: RwLock<plan::Snapshot>,
 }
 
 /// The tracker's address and the flags the hot paths read without a message. Cheap to clone;
@@ -198,6 +214,7 @@ pub struct CostTrackerHandle {
     addr: Addr<CostTracker>,
     shared: Arc<Shared>,
     catalogue: Arc<Catalogue>,
+    clock: Clock,
     quota_on: bool,
 }
 
@@ -219,6 +236,7 @@ impl CostTrackerHandle {
             .store(settings.budget_env.is_some(), Ordering::Relaxed);
         let catalogue = Arc::clone(&settings.catalogue);
         let quota_on = settings.quota.enabled;
+        let clock = settings.clock;
         let for_actor = Arc::clone(&shared);
         let addr = Supervisor::start_in_arbiter(arbiter, move |_| {
             CostTracker::new(store, settings, for_actor)
@@ -227,6 +245,7 @@ impl CostTrackerHandle {
             addr,
             shared,
             catalogue,
+            clock,
             quota_on,
         }
     }
@@ -267,16 +286,29 @@ impl CostTrackerHandle {
         self.addr.do_send(call);
     }
 
-    /// Asks for a throttle plan; a tracker that does not answer in time means no delay (fail
-    /// open).
-    pub async fn plan(&self, plan: PlanThrottle) -> Throttle {
-        match self.addr.send(plan).timeout(PLAN_DEADLINE).await {
-            Ok(throttle) => throttle,
-            Err(err) => Throttle {
-                reason: format!("no plan ({err}); forwarded without delay"),
-                ..Default::default()
-            },
+    /// The throttle plan of a request, computed here from what the tracker last published;
+    /// the bearer (quota polls) and a delay (counters) go to the tracker without waiting.
+    pub fn plan(&self, plan: PlanThrottle) -> Throttle {
+        let now_ms = self.clock.now_ms();
+        let bearer = plan.bearer.clone().filter(|_| self.quota_on);
+        let account = bearer.as_ref().map(Bearer::account);
+        let throttle = {
+            let snapshot = self
+                .shared
+                .snapshot
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            plan::plan_from(&snapshot, &plan, account.as_deref(), now_ms)
+        };
+        if let Some(bearer) = bearer {
+            self.addr.do_send(NoteBearer(bearer));
         }
+        if !throttle.delay.is_zero() {
+            self.addr.do_send(CountThrottle {
+                delay_ms: throttle.delay.as_millis() as u64,
+            });
+        }
+        throttle
     }
 }
 

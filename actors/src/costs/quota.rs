@@ -224,6 +224,15 @@ impl QuotaBook {
             .map_or(0.0, |(r, _)| quota_pressure(r.five_hour, r.seven_day))
     }
 
+    /// The pressure of every account with a valid reading above zero.
+    pub fn pressures(&self, now: Instant, settings: &QuotaSettings) -> HashMap<String, f64> {
+        self.accounts
+            .keys()
+            .map(|account| (account.clone(), self.pressure(account, now, settings)))
+            .filter(|(_, pressure)| *pressure > 0.0)
+            .collect()
+    }
+
     /// True while any account's valid reading is at the pause threshold or above.
     pub fn paused(&self, now: Instant, settings: &QuotaSettings) -> bool {
         self.accounts.keys().any(|account| {

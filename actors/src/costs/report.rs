@@ -142,7 +142,8 @@ pub struct TrackerCounters {
     pub turns: u64,
     /// Worker calls recorded since start.
     pub worker_calls: u64,
-    /// Throttle plans answered.
+    /// Throttle plans asked by message (the handle's own plans, computed on the caller's
+    /// thread, are not counted; the requests they held are).
     pub plans: u64,
     /// Requests delayed since start.
     pub throttled: u64,

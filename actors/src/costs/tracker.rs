@@ -14,13 +14,12 @@ use lore_storage::memory::day_of;
 use lore_storage::{StorageError, Store};
 use tracing::{error, info, warn};
 
+use super::plan::{Snapshot, day_index, plan_from};
 use super::pricing::{TurnShape, price_turn};
+use super::quota::Bearer;
 use super::quota::{QuotaBook, poll};
 use super::report::{self, QuotaStatus, ReportInputs, TrackerCounters};
-use super::throttle::{
-    BudgetDelay, BudgetView, budget_delay, final_sleep, hours_left_in_utc_day, quota_delay,
-    rate_now, update_rate,
-};
+use super::throttle::{rate_now, update_rate};
 use super::{CostSettings, Fault, PlanThrottle, RecordTurn, RecordWorker, Shared, Throttle};
 use crate::ActorError;
 
@@ -116,12 +115,26 @@ impl CostTracker {
         self.settings.budget_env.or(self.ledger.budget_api)
     }
 
-    fn publish(&self) {
+    /// Publishes what the request path and the workers read without a message.
+    pub(super) fn publish(&self) {
+        let now = Instant::now();
         self.shared
             .budget_on
             .store(self.budget().is_some(), Ordering::Relaxed);
-        let paused = self.quota.paused(Instant::now(), &self.settings.quota);
+        let paused = self.quota.paused(now, &self.settings.quota);
         self.shared.paused.store(paused, Ordering::Relaxed);
+        let snapshot = Snapshot {
+            budget_usd: self.budget(),
+            day: day_index(self.settings.clock.now_ms()),
+            spent_today_usd: self.ledger.spent_today,
+            rate: self.ledger.rate,
+            quota: self.quota.pressures(now, &self.settings.quota),
+        };
+        *self
+            .shared
+            .snapshot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = snapshot;
     }
 
     pub(super) fn reload(&mut self) {
@@ -193,6 +206,7 @@ impl CostTracker {
             panic!("injected fault (LORE_TEST_COSTS_FAULT) after turn {n}");
         }
         self.count_today(&day, &totals);
+        self.publish();
     }
 
     fn count_today(&mut self, day: &str, totals: &CostTotals) {
@@ -221,44 +235,51 @@ impl CostTracker {
         }
         self.counters.worker_calls += 1;
         self.count_today(&day, &totals);
+        self.publish();
     }
 
+    /// A plan asked by message (the handle computes the same on the caller's thread).
     pub(super) fn plan(&mut self, msg: PlanThrottle, ctx: &mut Context<Self>) -> Throttle {
         self.roll_day();
         self.counters.plans += 1;
+        self.publish();
         let now_ms = self.settings.clock.now_ms();
-        let budget = self
-            .budget()
-            .map(|budget_usd| {
-                budget_delay(BudgetView {
-                    budget_usd,
-                    spent_usd: self.ledger.spent_today + msg.estimated_cost_usd.max(0.0),
-                    rate_usd_per_hour: rate_now(self.ledger.rate, now_ms),
-                    hours_left: hours_left_in_utc_day(now_ms),
-                })
-            })
-            .unwrap_or_default();
-        let mut quota_pressure = 0.0;
-        if let (true, Some(bearer)) = (self.settings.quota.enabled, msg.bearer) {
-            let now = Instant::now();
-            let account = self.quota.note(bearer, now);
-            self.maybe_poll(&account, ctx);
-            quota_pressure = self.quota.pressure(&account, now, &self.settings.quota);
+        let bearer = msg.bearer.clone().filter(|_| self.settings.quota.enabled);
+        let account = bearer.as_ref().map(Bearer::account);
+        let throttle = plan_from(&self.snapshot(), &msg, account.as_deref(), now_ms);
+        if let Some(bearer) = bearer {
+            self.note_bearer(bearer, ctx);
         }
-        let quota_secs = quota_delay(quota_pressure);
-        let delay = final_sleep(budget.seconds, quota_secs, msg.ttl, msg.since_last_request);
-        if !delay.is_zero() {
-            self.counters.throttled += 1;
-            let today = self.ledger.today.clone();
-            if let Err(err) = self.store.add_throttle(&today, delay.as_millis() as u64) {
-                self.fail("a throttle event could not be counted", &err);
-            }
+        if !throttle.delay.is_zero() {
+            self.count_throttle(throttle.delay.as_millis() as u64);
         }
-        Throttle {
-            delay,
-            pressure: budget.pressure,
-            quota_pressure,
-            reason: reason(&budget, self.budget(), quota_pressure, quota_secs, delay),
+        throttle
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.shared
+            .snapshot
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Notes a request's bearer and polls its account's quota when due.
+    pub(super) fn note_bearer(&mut self, bearer: Bearer, ctx: &mut Context<Self>) {
+        if !self.settings.quota.enabled {
+            return;
+        }
+        let account = self.quota.note(bearer, Instant::now());
+        self.maybe_poll(&account, ctx);
+    }
+
+    /// Counts a request the throttle held.
+    pub(super) fn count_throttle(&mut self, delay_ms: u64) {
+        self.roll_day();
+        self.counters.throttled += 1;
+        let today = self.ledger.today.clone();
+        if let Err(err) = self.store.add_throttle(&today, delay_ms) {
+            self.fail("a throttle event could not be counted", &err);
         }
     }
 
@@ -348,30 +369,4 @@ impl CostTracker {
             .tidy(Instant::now(), FORGET_ACCOUNTS_AFTER, false);
         self.publish();
     }
-}
-
-/// The log line of a plan.
-fn reason(
-    budget: &BudgetDelay,
-    daily: Option<f64>,
-    quota_pressure: f64,
-    quota_secs: f64,
-    delay: Duration,
-) -> String {
-    let mut parts = Vec::new();
-    if let Some(daily) = daily {
-        parts.push(format!(
-            "budget: {:.0}% of ${daily:.2} spent, overshoot {:.2}, {:.1}s",
-            budget.fraction * 100.0,
-            budget.overshoot,
-            budget.seconds
-        ));
-    }
-    if quota_pressure > 0.0 {
-        parts.push(format!(
-            "quota pressure {quota_pressure:.2}, {quota_secs:.1}s"
-        ));
-    }
-    parts.push(format!("sleep {} ms", delay.as_millis()));
-    parts.join("; ")
 }

@@ -39,6 +39,12 @@ fn start(store: &Store, settings: CostSettings) -> CostTrackerHandle {
     CostTrackerHandle::start(store.clone(), settings, &actix::Arbiter::current())
 }
 
+/// The handle's plan once the tracker has handled everything sent before.
+async fn planned(handle: &CostTrackerHandle) -> Throttle {
+    handle.addr().send(Observe).await.unwrap();
+    handle.plan(plan())
+}
+
 async fn report(handle: &CostTrackerHandle) -> CostsReport {
     handle
         .addr()
@@ -107,7 +113,7 @@ async fn a_budget_set_through_the_tracker_throttles_within_the_ttl_cap() {
     assert!(!handle.active());
     assert!(!handle.wants_plan(false));
     assert!(handle.wants_plan(true), "an OAuth bearer's quota is polled");
-    assert_eq!(handle.plan(plan()).await.delay, Duration::ZERO);
+    assert_eq!(planned(&handle).await.delay, Duration::ZERO);
     let status = handle
         .addr()
         .send(SetBudget {
@@ -120,12 +126,15 @@ async fn a_budget_set_through_the_tracker_throttles_within_the_ttl_cap() {
     assert!(handle.active());
     // $0.60 spent against $0.50: the maximum delay, capped at half the 10 s TTL.
     handle.record_turn(turn("s", 200_000));
-    let throttle = handle.plan(plan()).await;
+    let throttle = planned(&handle).await;
     assert_eq!(throttle.delay, Duration::from_secs(5), "{throttle:?}");
     assert_eq!(throttle.pressure, 1.0);
+    // Asked by message, the tracker plans the same.
+    let by_message = handle.addr().send(plan()).await.unwrap();
+    assert_eq!(by_message.delay, throttle.delay);
     let report = report(&handle).await;
-    assert_eq!(report.budget.throttle.events, 1);
-    assert_eq!(report.budget.throttle.total_delay_ms, 5_000);
+    assert_eq!(report.budget.throttle.events, 2);
+    assert_eq!(report.budget.throttle.total_delay_ms, 10_000);
     let bad = handle
         .addr()
         .send(SetBudget {
@@ -185,7 +194,7 @@ async fn a_panic_restarts_the_tracker_with_its_state_reloaded() {
     for _ in 0..3 {
         handle.record_turn(turn("s", 100_000));
     }
-    let throttle = handle.plan(plan()).await;
+    let throttle = planned(&handle).await;
     let counters = handle.addr().send(Observe).await.unwrap();
     assert_eq!(counters.restarts, 1, "{counters:?}");
     // The turn whose handler panicked was stored first, and the restart reloaded it.
@@ -219,7 +228,7 @@ async fn a_turn_of_an_earlier_day_does_not_count_today() {
     let mut old = turn("s", 1_000_000);
     old.at_ms -= 2 * 86_400_000;
     handle.record_turn(old);
-    let throttle = handle.plan(plan()).await;
+    let throttle = planned(&handle).await;
     assert_eq!(throttle.delay, Duration::ZERO, "{throttle:?}");
     let report = handle
         .addr()
