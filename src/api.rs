@@ -124,6 +124,7 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpRespons
         "curator": curator,
         "activity": {"sessions_in_flight": busy, "requests_unresolved": unresolved},
         "worker_usage": usage_json(&usage),
+        "cost_tracker": crate::costs_api::tracker_counters(&state).await,
     }))
 }
 

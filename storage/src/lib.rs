@@ -11,7 +11,9 @@
 //! - [`context`] is the persisted state of a session's context manager.
 //! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
-//! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
+//! - [`memory`] holds what the workers derive: distillations, knowledge, entities.
+//! - [`costs`] is the cost ledger: spend per UTC day and bucket and per session, the throttle's
+//!   counters, the cost rate and the daily budget set through the API.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`prune`] deletes old sessions' raw data (keeping what the memory derived from them).
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
@@ -21,6 +23,7 @@
 
 pub mod admin;
 pub mod context;
+pub mod costs;
 pub mod error;
 pub mod forks;
 mod handle;
