@@ -334,6 +334,11 @@ impl Handler<TurnEnded> for SessionActor {
 
     fn handle(&mut self, msg: TurnEnded, _: &mut Self::Context) {
         self.in_flight.remove(&msg.turn);
+        if self.in_flight.is_empty() {
+            // Nothing can retry or follow up any more: the request and its bytes go, so an idle
+            // session holds only its record.
+            self.open = None;
+        }
     }
 }
 
