@@ -60,17 +60,18 @@ pub async fn session_messages(
     }
     let id = path.into_inner();
     let store = state.store.clone();
-    let lookup = web::block(move || -> Result<Option<(SessionRecord, Vec<StoredMessage>)>, lore_storage::StorageError> {
+    let lookup = web::block(move || -> Result<Option<(SessionRecord, Vec<StoredMessage>, Prompts)>, lore_storage::StorageError> {
         let Some(record) = store.load_session(&id)? else {
             return Ok(None);
         };
         let messages = store.session_messages(&record)?;
-        Ok(Some((record, messages)))
+        let prompts = store.session_prompts(&record.id)?;
+        Ok(Some((record, messages, prompts)))
     })
     .await;
     match lookup {
-        Ok(Ok(Some((record, messages)))) => {
-            HttpResponse::Ok().json(session_detail(&record, &messages))
+        Ok(Ok(Some((record, messages, prompts)))) => {
+            HttpResponse::Ok().json(session_detail(&record, &messages, &prompts))
         }
         Ok(Ok(None)) => session_not_found(),
         Ok(Err(err)) => storage_error(&err.to_string()),
@@ -188,7 +189,7 @@ pub fn session_summary(record: &SessionRecord) -> Value {
         "project_provisional": record.project_provisional,
         "protocol": record.protocol,
         "model": record.model,
-        "messages": record.path.len(),
+        "messages": record.path.iter().filter(|entry| entry.is_stored()).count(),
         "turns": record.turns,
         "forks": record.forks.len(),
         "created_at_ms": record.created_at_ms,
@@ -199,9 +200,54 @@ pub fn session_summary(record: &SessionRecord) -> Value {
 }
 
 /// The JSON of a session with its messages, shared by the API and the CLI.
-pub fn session_detail(record: &SessionRecord, messages: &[StoredMessage]) -> Value {
+/// A session's prompt versions in log order, each with the row that says from where it held.
+pub type Prompts = Vec<(lore_storage::PromptUse, lore_storage::PromptVersion)>;
+
+/// The JSON of one prompt version used by a session: from which `seq` of its log, for how many
+/// turns, the system text and the tool definitions (as JSON) with their names.
+pub fn prompt_json(row: &lore_storage::PromptUse, version: &lore_storage::PromptVersion) -> Value {
+    let tools: Value = version
+        .tools
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(Value::Null);
+    let names: Vec<&str> = tools
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| {
+                    tool["name"]
+                        .as_str()
+                        .or_else(|| tool["function"]["name"].as_str())
+                        .or_else(|| tool["type"].as_str())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "hash": version.hash,
+        "from_seq": row.from_seq,
+        "turn": row.turn,
+        "turns": row.turns,
+        "first_used_ms": row.at_ms,
+        "last_used_ms": row.last_ms,
+        "system": version.system,
+        "system_chars": version.system.as_deref().map_or(0, |s| s.chars().count()),
+        "tool_count": version.tool_count,
+        "tool_names": names,
+        "tools": tools,
+    })
+}
+
+pub fn session_detail(
+    record: &SessionRecord,
+    messages: &[StoredMessage],
+    prompts: &[(lore_storage::PromptUse, lore_storage::PromptVersion)],
+) -> Value {
     json!({
         "session": session_summary(record),
+        "prompts": prompts.iter().map(|(row, version)| prompt_json(row, version)).collect::<Vec<_>>(),
         "forks": record.forks.iter().map(|fork| json!({
             "at_position": fork.at_position,
             "replaced_seqs": fork.replaced_seqs,

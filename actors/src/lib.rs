@@ -55,5 +55,5 @@ pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
 pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
 pub use session::{
     CardInput, ContextOverflow, FollowUp, Observe as ObserveSession, Overflow, PrepareTurn,
-    SessionActor, TurnCompleted, TurnEnded, TurnPlan,
+    SessionActor, SetAmnesia, TurnCompleted, TurnEnded, TurnPlan,
 };

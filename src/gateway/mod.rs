@@ -1,6 +1,11 @@
 //! The gateway: everything on the path of an LLM call.
 //!
 //! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
+//! - [`classify`]: what a request is before the pipeline sees it (turn, side channel, meta,
+//!   `/lore:` command, compaction).
+//! - [`intercept`]: the requests that are no turn: proxied untouched or answered by the gateway.
+//! - [`compaction`]: summaries for the harnesses' compaction, from the observation logs.
+//! - [`synthetic`]: replies the gateway writes itself, in the client's protocol.
 //! - [`turn`]: the request parsed once and handed to its session, which answers what to send.
 //! - [`overflow`]: "prompt is too long" answers, their ratio, and the note of what Lore tried.
 //! - [`passthrough`]: every other path, proxied untouched.
@@ -14,14 +19,18 @@
 //! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
+pub mod classify;
+pub mod compaction;
 pub mod forward;
 pub mod handlers;
 pub mod headers;
 pub mod identity;
+pub mod intercept;
 pub mod overflow;
 pub mod passthrough;
 pub mod recall;
 pub mod relay;
+pub mod synthetic;
 pub mod turn;
 pub mod upstream;
 pub mod worker_route;

@@ -2,7 +2,7 @@
 
 use actix_web::{guard, web};
 
-use crate::gateway::{handlers, passthrough};
+use crate::gateway::{handlers, intercept, passthrough};
 use crate::{api, import_api, knowledge, memory_api, recall, session_api};
 
 /// Registers every route of the gateway.
@@ -27,6 +27,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .route("/chat/completions", web::post().to(handlers::openai_chat))
     .route("/v1/responses", web::post().to(handlers::openai_responses))
+    .route(
+        "/v1/responses/compact",
+        web::post().to(intercept::responses_compact),
+    )
     .route(
         "/v1/codex/responses",
         web::post().to(handlers::codex_responses),

@@ -8,6 +8,8 @@
 //! - [`records`] defines what is stored: sessions, messages, forks.
 //! - [`context`] is the persisted state of a session's context manager.
 //! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
+//! - [`prompts`] keeps what the model was told besides the conversation (system prompt, tool
+//!   definitions), once per distinct version, with the turns of each session that used it.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
@@ -19,6 +21,7 @@ pub mod error;
 pub mod import;
 pub mod index;
 pub mod memory;
+pub mod prompts;
 pub mod recalls;
 pub mod records;
 pub mod store;
@@ -29,6 +32,7 @@ pub use context::ContextRecord;
 pub use error::{StorageError, StorageErrorKind};
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
+pub use prompts::{PromptUse, PromptVersion};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };

@@ -90,6 +90,9 @@ pub struct TurnPlan {
     pub layer: u8,
     /// The most input tokens the client may be shown in the reply's usage.
     pub report_cap: Option<u64>,
+    /// The session is under `/lore:amnesia`: nothing was captured, and the request goes as the
+    /// client sent it.
+    pub amnesia: bool,
 }
 
 /// The upstream answered "prompt is too long" (`ratio` = its count / its limit): raise the
@@ -148,6 +151,16 @@ pub struct TurnCompleted {
 pub struct TurnEnded {
     /// The turn.
     pub turn: u64,
+}
+
+/// `/lore:amnesia on|off`. Answers whether the setting changed.
+#[derive(Message)]
+#[rtype(result = "Result<bool, ActorError>")]
+pub struct SetAmnesia {
+    /// On: store nothing and run no background work for the session.
+    pub on: bool,
+    /// Identities of the conversation with the command and the gateway's answer.
+    pub path: Vec<[u8; 16]>,
 }
 
 /// Asks for the session's counters.
@@ -273,7 +286,12 @@ impl Handler<PrepareTurn> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) {
-        self.prepare(msg);
+        if self.record.amnesia {
+            self.forget_turn(msg);
+        } else {
+            self.capture_prompt(&msg);
+            self.prepare(msg);
+        }
     }
 }
 
@@ -289,6 +307,9 @@ impl Handler<FollowUp> for SessionActor {
     type Result = Option<u64>;
 
     fn handle(&mut self, msg: FollowUp, _: &mut Self::Context) -> Self::Result {
+        if self.record.amnesia {
+            return None;
+        }
         self.follow_up(msg.after, msg.appended)
     }
 }
@@ -297,12 +318,23 @@ impl Handler<TurnCompleted> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, msg: TurnCompleted, _: &mut Self::Context) {
+        if self.record.amnesia {
+            return;
+        }
         let snapshot = self.record.clone();
         self.learn(msg.turn, &msg.reply, msg.plan_used);
         if let Err(err) = self.complete(msg.turn, msg.reply) {
             self.record = snapshot;
             self.note_failure(&err);
         }
+    }
+}
+
+impl Handler<SetAmnesia> for SessionActor {
+    type Result = Result<bool, ActorError>;
+
+    fn handle(&mut self, msg: SetAmnesia, _: &mut Self::Context) -> Self::Result {
+        self.set_amnesia(msg.on, &msg.path)
     }
 }
 

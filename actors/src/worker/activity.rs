@@ -246,6 +246,12 @@ impl ActivityBoard {
         self.lock().contains_key(session_id)
     }
 
+    /// Takes a session off the board, with its route (`/lore:amnesia on`): no worker job starts
+    /// for it until a request of its puts it back.
+    pub fn forget(&self, session_id: &str) {
+        self.lock().remove(session_id);
+    }
+
     /// Forgets sessions quiet for longer than `after` (their routes and credentials with them).
     pub fn forget_older_than(&self, after: Duration) {
         let now = Instant::now();
