@@ -124,11 +124,20 @@ code, out = run(["claude", "-p", "through settings.json"], setup_dir)
 check(code == 0 and "through settings.json" in out, "claude -p works after lore setup alone", out)
 holding = [s for s in api("/api/v1/sessions")["sessions"] if "through settings.json" in transcript(s["id"])]
 check(len(holding) == 1, "the setup-only turn is one session", holding)
-if holding and holding[0]["project"] != setup_dir:
-    # Claude Code 2.1 states its directory in a system-role message (`# Environment … Primary
-    # working directory:`), which the gateway's project attribution does not read yet; with
-    # `lore run` the X-Lore-Project header names it.
-    print(f"NOTE the setup-only Claude Code session is attributed to {holding[0]['project']} (provisional: {holding[0]['project_provisional']}), not {setup_dir}")
+# Claude Code 2.1 states its directory in a system-role message (`# Environment … Primary
+# working directory:`); without `lore run` there is no X-Lore-Project header to fall back on.
+check(
+    bool(holding) and holding[0]["project"] == setup_dir and not holding[0]["project_provisional"],
+    "the setup-only Claude Code session is attributed to its working directory",
+    holding,
+)
+if holding:
+    prompts = api(f"/api/v1/sessions/{holding[0]['id']}/messages")["prompts"]
+    check(
+        bool(prompts) and prompts[0]["system_chars"] > 1000 and prompts[0]["tool_count"] > 0,
+        "Claude Code's system prompt and tools are captured",
+        [(p["system_chars"], p["tool_count"]) for p in prompts],
+    )
 code, out = lore("setup", "--undo", "claude", cwd=setup_dir)
 settings = os.path.join(HOME, ".claude", "settings.json")
 undone = not os.path.exists(settings) or "ANTHROPIC_BASE_URL" not in open(settings).read()
@@ -142,7 +151,14 @@ code, out = lore("run", "codex", *codex_exec, tool_prompt, cwd=codex_dir)
 check(code == 0 and "lore-e2e-codex-tool" in out, "codex exec ran exec_command through lore run", out)
 code, out = lore("run", "codex", *codex_exec, "resume", "--last", "second codex turn", cwd=codex_dir)
 check(code == 0 and "second codex turn" in out, "codex exec resume --last answered", out)
-one_session(codex_dir, "open_ai_responses", "lore-e2e-codex-tool", "second codex turn")
+codex_session, _ = one_session(codex_dir, "open_ai_responses", "lore-e2e-codex-tool", "second codex turn")
+if codex_session:
+    prompts = api(f"/api/v1/sessions/{codex_session}/messages")["prompts"]
+    check(
+        bool(prompts) and "Codex" in (prompts[0]["system"] or ""),
+        "Codex's developer messages are captured as what the model was told",
+        [p["system_chars"] for p in prompts],
+    )
 
 # --- Codex through `lore setup` (~/.codex/config.toml), without lore run.
 codex_setup_dir = project("codex-setup")

@@ -371,3 +371,25 @@ fn a_session_without_a_stated_directory_has_its_own_bucket_until_one_arrives() {
     assert_eq!(moved["project"], "/home/ada/later");
     assert_eq!(moved["project_provisional"], false);
 }
+
+#[test]
+fn lore_curate_distils_and_curates_the_session_now() {
+    let upstream = FakeUpstream::start();
+    // Idle is far away: only the command can start the job.
+    let gateway = crate::memory::memory_gateway(&upstream, &[("LORE_IDLE_TIMEOUT", "600")]);
+    let mut chat = crate::memory::Conversation::new(&gateway, "curate-now-1");
+    for step in 0..3 {
+        chat.turn(&format!(
+            "zqcurate step {step}: we chose sqlite over postgres for the local cache because it needs no server"
+        ));
+    }
+    let session = chat.session_id();
+    let answer = chat.turn("/lore:curate");
+    let text = answer["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.contains("distilling and curating"), "{text}");
+    crate::memory::slowly("the asked-for observation log and curation", || {
+        let logs = crate::memory::distillations(&gateway, &session);
+        let curated = crate::memory::worker_calls(&upstream, "curation") > 0;
+        (!logs.is_empty() && curated).then_some(())
+    });
+}
