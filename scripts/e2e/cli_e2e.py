@@ -102,6 +102,11 @@ def one_session(path, protocol, *needles):
     return None, text
 
 
+def websocket_opens():
+    with open(os.path.join(WORK, "gateway.log")) as log:
+        return log.read().count("Responses WebSocket opened")
+
+
 def lore(*args, cwd):
     return run([LORE, args[0], "--data-dir", DATA, *args[1:]], cwd)
 
@@ -143,14 +148,17 @@ settings = os.path.join(HOME, ".claude", "settings.json")
 undone = not os.path.exists(settings) or "ANTHROPIC_BASE_URL" not in open(settings).read()
 check(code == 0 and undone, "lore setup --undo claude removes the gateway from settings.json", out)
 
-# --- Codex through `lore run`: a real exec_command call over HTTP, then resume --last.
+# --- Codex through `lore run`: a real exec_command call over its WebSocket (its first choice,
+# bridged by the gateway to the upstream's HTTP stream), then resume --last.
 codex_dir = project("codex-run")
+opened = websocket_opens()
 codex_exec = ["exec", "--skip-git-repo-check", "-m", "gpt-5-codex"]
 tool_prompt = '[[call:exec_command {"cmd": "echo lore-e2e-codex-tool"}]]'
 code, out = lore("run", "codex", *codex_exec, tool_prompt, cwd=codex_dir)
 check(code == 0 and "lore-e2e-codex-tool" in out, "codex exec ran exec_command through lore run", out)
 code, out = lore("run", "codex", *codex_exec, "resume", "--last", "second codex turn", cwd=codex_dir)
 check(code == 0 and "second codex turn" in out, "codex exec resume --last answered", out)
+check(websocket_opens() >= opened + 2, "codex exec spoke WebSocket to the gateway", websocket_opens() - opened)
 codex_session, _ = one_session(codex_dir, "open_ai_responses", "lore-e2e-codex-tool", "second codex turn")
 if codex_session:
     prompts = api(f"/api/v1/sessions/{codex_session}/messages")["prompts"]
@@ -159,6 +167,18 @@ if codex_session:
         "Codex's developer messages are captured as what the model was told",
         [p["system_chars"] for p in prompts],
     )
+
+# --- Codex over plain HTTP: a provider of its own that does not offer WebSocket.
+http_dir = project("codex-http")
+opened = websocket_opens()
+http_provider = (
+    'model_providers.lorehttp={name="lore over http", base_url="' + GATEWAY + '/v1", '
+    'env_key="OPENAI_API_KEY", wire_api="responses", supports_websockets=false}'
+)
+code, out = run(["codex", *codex_exec, "-c", http_provider, "-c", "model_provider=lorehttp", "codex over http"], http_dir)
+check(code == 0 and "codex over http" in out, "codex exec works over HTTP", out)
+check(websocket_opens() == opened, "that codex exec opened no WebSocket", websocket_opens() - opened)
+one_session(http_dir, "open_ai_responses", "codex over http")
 
 # --- Codex through `lore setup` (~/.codex/config.toml), without lore run.
 codex_setup_dir = project("codex-setup")

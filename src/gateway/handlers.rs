@@ -121,7 +121,21 @@ async fn handle_llm(
     if let Some(refusal) = access::refuse_data_plane(&req, &state) {
         return refusal;
     }
-    let headers = req.headers();
+    let path = path_and_query(&req);
+    serve_llm(req.headers(), &path, body, state, client, protocol, codex).await
+}
+
+/// One LLM request with these headers to this path: the whole pipeline, from routing to the
+/// relayed reply. The HTTP routes and the WebSocket bridge (`websocket.rs`) both come here.
+pub(crate) async fn serve_llm(
+    headers: &HeaderMap,
+    path: &str,
+    body: Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+    protocol: Protocol,
+    codex: bool,
+) -> HttpResponse {
     // Routing needs only `model`.
     let head = match peek_head(&body) {
         Ok(head) => head,
@@ -137,7 +151,7 @@ async fn handle_llm(
     let resolved = match resolve(
         &state.config.upstream,
         Ingress::Llm { protocol, codex },
-        path_and_query(&req).as_str(),
+        path,
         header_str(headers, "x-lore-upstream-url"),
         header_str(headers, "x-lore-provider"),
         head.model.as_deref(),

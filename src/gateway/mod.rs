@@ -6,6 +6,7 @@
 //! - [`intercept`]: the requests that are no turn: proxied untouched or answered by the gateway.
 //! - [`compaction`]: summaries for the harnesses' compaction, from the observation logs.
 //! - [`synthetic`]: replies the gateway writes itself, in the client's protocol.
+//! - [`websocket`]: the Responses API over WebSocket, bridged to the upstream's HTTP stream.
 //! - [`turn`]: the request parsed once and handed to its session, which answers what to send.
 //! - [`overflow`]: "prompt is too long" answers, their ratio, and the note of what Lore tried.
 //! - [`passthrough`]: every other path, proxied untouched.
@@ -33,6 +34,7 @@ pub mod relay;
 pub mod synthetic;
 pub mod turn;
 pub mod upstream;
+pub mod websocket;
 pub mod worker_route;
 
 use actix_web::http::header::HeaderMap;

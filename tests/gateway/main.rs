@@ -32,3 +32,4 @@ mod service;
 mod sessions;
 mod setup;
 mod streaming;
+mod websocket;
