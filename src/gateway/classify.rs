@@ -23,6 +23,8 @@ use crate::gateway::identity::stated_directory;
 
 /// A heuristic score at or above this marks a request as meta.
 const META_SCORE: u32 = 8;
+/// How much of a long system prompt's first line is read for a meta task.
+const FIRST_LINE_CHARS: usize = 200;
 /// A system prompt shorter than this counts as short.
 const SHORT_SYSTEM_CHARS: usize = 500;
 /// Words that name a meta task in a short system prompt.
@@ -123,13 +125,22 @@ fn from_claude_code(headers: &HeaderMap, request: &CanonicalRequest) -> bool {
             .is_some_and(|system| system.contains("x-anthropic-billing-header"))
 }
 
-/// Whether a short system prompt names a meta task (a title, a summary, a label…).
+/// Whether the system prompt names a meta task (a title, a summary, a label…): anywhere in a
+/// short one, in the first line of a long one (OpenCode's title agent opens its 2,000-character
+/// prompt with "You are a title generator."). A prompt that states a working directory is a
+/// coding agent's.
 fn names_meta_task(request: &CanonicalRequest) -> bool {
     let system = request.system.as_deref().unwrap_or("");
-    if system.chars().count() >= SHORT_SYSTEM_CHARS || stated_directory(system).is_some() {
+    if stated_directory(system).is_some() {
         return false;
     }
-    let lower = system.to_lowercase();
+    let scope = if system.chars().count() < SHORT_SYSTEM_CHARS {
+        system
+    } else {
+        let first = system.trim_start().lines().next().unwrap_or("");
+        &first[..first.floor_char_boundary(FIRST_LINE_CHARS)]
+    };
+    let lower = scope.to_lowercase();
     META_KEYWORDS.iter().any(|word| lower.contains(word))
 }
 
@@ -305,9 +316,14 @@ mod tests {
         let coder = headers(&[("x-lore-agent", "coder")]);
         let titleish = request(Some("Generate a title"), vec![text(Role::User, "hi")], 0);
         assert_eq!(classify(&coder, Some(50), &titleish), Class::Turn);
-        // OpenCode's title agent: a short title prompt, two messages, no tools.
+        // OpenCode 1.18's title agent: a 2,000-character prompt that opens with its task, two
+        // messages, no tools.
+        let title_prompt = format!(
+            "You are a title generator. You output ONLY a thread title. Nothing else.\nGenerate a brief title that would help the user find this conversation later.\n{}",
+            "- Keep exact: technical terms, numbers, filenames, HTTP codes\n".repeat(30)
+        );
         let opencode_title = request(
-            Some("You are a title generator. You output ONLY a thread title."),
+            Some(&title_prompt),
             vec![
                 text(Role::User, "Generate a title for this conversation:"),
                 text(Role::User, "fix the login bug"),
@@ -318,6 +334,10 @@ mod tests {
             classify(&HeaderMap::new(), Some(32_000), &opencode_title),
             Class::Meta(_)
         ));
+        // A long coding prompt that mentions titles further down is no title agent.
+        let coder_prompt = format!("You are opencode, an interactive CLI tool.\n{}Write a commit title.", "Be concise. ".repeat(80));
+        let opencode_turn = request(Some(&coder_prompt), vec![text(Role::User, "hi")], 0);
+        assert_eq!(classify(&HeaderMap::new(), Some(32_000), &opencode_turn), Class::Turn);
         // A first coding turn: a long system prompt, many tools.
         let first_turn = request(
             Some(&"You are opencode. ".repeat(100)),

@@ -48,7 +48,8 @@ pub fn detect(request: &CanonicalRequest) -> Option<Summarise> {
         .find(|m| m.role == Role::User)
         .map(user_text)
         .unwrap_or_default();
-    let previous = between(&last_user, "<previous-summary>", "</previous-summary>");
+    let previous = between(&last_user, "<previous-summary>", "</previous-summary>")
+        .or_else(|| between(&last_user, "<prior-summary>", "</prior-summary>"));
     let claude = |reason| {
         Some(Summarise {
             claude_code: true,
@@ -69,13 +70,16 @@ pub fn detect(request: &CanonicalRequest) -> Option<Summarise> {
             reason,
         })
     };
-    if system.contains("anchored context summarization assistant") {
-        return other("the anchored-summary system prompt");
+    if system.contains("anchored context summarization assistant")
+        || system.contains("You are a context summarization agent")
+    {
+        return other("OpenCode's summarisation system prompt");
     }
     if request.tool_count == 0
-        && (last_user.contains("anchored summary from the conversation history above")
+        && (last_user.contains("anchored summary from the conversation history")
             || last_user.contains("Update the anchored summary below")
-            || last_user.contains("<previous-summary>"))
+            || last_user.contains("<previous-summary>")
+            || last_user.contains("<prior-summary>"))
     {
         return other("an anchored-summary request without tools");
     }
@@ -234,6 +238,22 @@ mod tests {
         assert_eq!(
             detect(&update).and_then(|s| s.previous).as_deref(),
             Some("we fixed the build")
+        );
+        // OpenCode 1.18.33: its compaction agent and its prompt with a prior summary.
+        let opencode_118 = request(
+            Some("You are a context summarization agent. You are given a conversation between a user and an agent."),
+            "Here is the conversation so far:\n<conversation>\n[User]: fix it\n</conversation>\nCreate a new anchored summary from the conversation history in the <conversation> tags above so another coding agent can continue the work.",
+            0,
+        );
+        assert!(detect(&opencode_118).is_some());
+        let prior = request(
+            None,
+            "<conversation>\n[User]: more\n</conversation>\n<prior-summary>\nthe parser moved\n</prior-summary>\nThe <prior-summary> summarizes everything that happened before the <conversation>.",
+            0,
+        );
+        assert_eq!(
+            detect(&prior).and_then(|s| s.previous).as_deref(),
+            Some("the parser moved")
         );
         let template = request(
             None,

@@ -128,12 +128,17 @@ fn claude_code_side_channel_calls_go_untouched_and_never_fork_the_session() {
 fn meta_requests_go_untouched_by_header_or_by_shape() {
     let upstream = FakeUpstream::start();
     let gateway = Gateway::start(&upstream);
-    // OpenCode's title agent (Chat Completions): a short title prompt, no tools.
-    let title = json!({"model": "gpt-5-nano", "max_tokens": 32000, "messages": [
-        {"role": "system", "content": "You are a title generator. You output ONLY a thread title, nothing else."},
+    // OpenCode 1.18's title agent (Chat Completions): its 2,000-character title prompt, the
+    // instruction and the first user message, no tools, its session header.
+    let prompt = format!(
+        "You are a title generator. You output ONLY a thread title. Nothing else.\nGenerate a brief title that would help the user find this conversation later.\nFollow all rules in <rules>\n{}",
+        "- Keep exact: technical terms, numbers, filenames, HTTP codes\n".repeat(30)
+    );
+    let title = json!({"model": "gpt-5-nano", "messages": [
+        {"role": "system", "content": prompt},
         {"role": "user", "content": "Generate a title for this conversation:\n"},
         {"role": "user", "content": "fix the login bug"}]});
-    let headers = vec![("authorization", "Bearer sk-oc")];
+    let headers = vec![("authorization", "Bearer sk-oc"), ("x-session-id", "ses_oc_title")];
     upstream.push(Script::Text("Fix login".into()));
     let answered = gateway.post("/v1/chat/completions", &headers, &title);
     assert_eq!(answered.status, 200, "{}", answered.text());
