@@ -335,9 +335,15 @@ mod tests {
             Class::Meta(_)
         ));
         // A long coding prompt that mentions titles further down is no title agent.
-        let coder_prompt = format!("You are opencode, an interactive CLI tool.\n{}Write a commit title.", "Be concise. ".repeat(80));
+        let coder_prompt = format!(
+            "You are opencode, an interactive CLI tool.\n{}Write a commit title.",
+            "Be concise. ".repeat(80)
+        );
         let opencode_turn = request(Some(&coder_prompt), vec![text(Role::User, "hi")], 0);
-        assert_eq!(classify(&HeaderMap::new(), Some(32_000), &opencode_turn), Class::Turn);
+        assert_eq!(
+            classify(&HeaderMap::new(), Some(32_000), &opencode_turn),
+            Class::Turn
+        );
         // A first coding turn: a long system prompt, many tools.
         let first_turn = request(
             Some(&"You are opencode. ".repeat(100)),

@@ -241,7 +241,9 @@ mod tests {
         );
         // OpenCode 1.18.33: its compaction agent and its prompt with a prior summary.
         let opencode_118 = request(
-            Some("You are a context summarization agent. You are given a conversation between a user and an agent."),
+            Some(
+                "You are a context summarization agent. You are given a conversation between a user and an agent.",
+            ),
             "Here is the conversation so far:\n<conversation>\n[User]: fix it\n</conversation>\nCreate a new anchored summary from the conversation history in the <conversation> tags above so another coding agent can continue the work.",
             0,
         );

@@ -268,7 +268,7 @@ where
     .flatten()
 }
 
-/// `POST /v1/responses/compact` (Codex): the summary as one assistant message in `output`, from
+/// `POST /v1/responses/compact` and `POST /v1/codex/responses/compact` (Codex): the summary as one assistant message in `output`, from
 /// the observation logs; forwarded to the upstream's own endpoint when nothing is distilled.
 pub async fn responses_compact(
     req: HttpRequest,
@@ -296,12 +296,11 @@ pub async fn responses_compact(
         .uri()
         .path_and_query()
         .map_or_else(|| req.path().to_string(), |pq| pq.as_str().to_string());
+    // Codex on a ChatGPT login compacts at `/v1/codex/responses/compact` (the backend's route).
+    let codex = path.starts_with("/v1/codex/");
     let resolved = match resolve(
         &state.config.upstream,
-        Ingress::Llm {
-            protocol,
-            codex: false,
-        },
+        Ingress::Llm { protocol, codex },
         &path,
         header_str(headers, "x-lore-upstream-url"),
         header_str(headers, "x-lore-provider"),
@@ -312,7 +311,7 @@ pub async fn responses_compact(
     };
     let target = Target {
         protocol,
-        codex: false,
+        codex,
         url: &resolved.url,
         headers,
         head: &head,

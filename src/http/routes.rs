@@ -40,6 +40,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/v1/codex/responses",
         web::post().to(handlers::codex_responses),
     )
+    .route(
+        "/v1/codex/responses/compact",
+        web::post().to(intercept::responses_compact),
+    )
     .service(
         web::scope("/api/v1")
             .route("/sessions", web::get().to(api::list_sessions))

@@ -138,7 +138,10 @@ fn meta_requests_go_untouched_by_header_or_by_shape() {
         {"role": "system", "content": prompt},
         {"role": "user", "content": "Generate a title for this conversation:\n"},
         {"role": "user", "content": "fix the login bug"}]});
-    let headers = vec![("authorization", "Bearer sk-oc"), ("x-session-id", "ses_oc_title")];
+    let headers = vec![
+        ("authorization", "Bearer sk-oc"),
+        ("x-session-id", "ses_oc_title"),
+    ];
     upstream.push(Script::Text("Fix login".into()));
     let answered = gateway.post("/v1/chat/completions", &headers, &title);
     assert_eq!(answered.status, 200, "{}", answered.text());

@@ -135,3 +135,49 @@ fn codex_compact_endpoint_goes_upstream_when_nothing_is_distilled() {
     );
     assert_eq!(forwarded[0].json(), body);
 }
+
+#[test]
+fn codex_compact_endpoint_answers_from_the_observation_logs() {
+    let upstream = FakeUpstream::start();
+    let gateway = memory_gateway(&upstream, &[("LORE_CONTEXT", "off")]);
+    let headers = [
+        ("authorization", "Bearer sk-codex-compact"),
+        ("x-session-id", "codex-compact-1"),
+    ];
+    let mut input: Vec<Value> = Vec::new();
+    let mut session = String::new();
+    for step in 0..3 {
+        input.push(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": format!(
+            "zqcodex step {step}: we renamed the crate to lore-core and moved its tests into tests/core")}]}));
+        let answer = format!("done with step {step} of the rename");
+        upstream.push(lore_test_support::Script::Text(answer.clone()));
+        let reply = gateway.post(
+            "/v1/responses",
+            &headers,
+            &json!({"model": "gpt-5-codex", "instructions": "You are Codex.", "input": input.clone()}),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        session = reply.header("x-lore-session-id").unwrap().to_string();
+        input.push(json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]}));
+    }
+    slowly("an observation log", || {
+        (!distillations(&gateway, &session).is_empty()).then_some(())
+    });
+    let before = upstream.requests().len();
+    let answer = gateway.post(
+        "/v1/responses/compact",
+        &headers,
+        &json!({"model": "gpt-5-codex", "instructions": "You are Codex.", "input": input}),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let output = &answer.json()["output"][0];
+    assert_eq!(output["type"], "message");
+    assert_eq!(output["role"], "assistant");
+    assert_eq!(output["status"], "completed");
+    let text = output["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("# Session Summary") && text.contains("zqcodex"),
+        "{text}"
+    );
+    assert_eq!(upstream.requests().len(), before, "no model was asked");
+}
