@@ -210,34 +210,7 @@ pub(crate) async fn serve_llm(
     let outgoing = with_tool.clone().unwrap_or_else(|| body.clone());
     let turn = match parsed {
         None => None,
-        Some(parsed) => {
-            // On the board before anything else, so no worker call of its session starts now.
-            let unresolved = state.board.begin_unresolved();
-            let facts = RequestFacts::read(headers).with_worker(worker_route(
-                &state.config.memory,
-                protocol,
-                codex,
-                &resolved.url,
-                headers,
-                &state.config.extra_headers,
-                head.model.as_deref(),
-            ));
-            let cards = state
-                .cards
-                .as_ref()
-                .map(|library| (library.current(), library.settings.clone()))
-                .filter(|(book, _)| !book.is_idle());
-            let previous_response = parsed.continues_response();
-            let request = TurnRequest {
-                facts,
-                protocol,
-                body: outgoing.clone(),
-                cards,
-                context: context_input(&state, headers, &head, &resolved.url, previous_response),
-                unresolved: Some(unresolved),
-            };
-            turn::begin_turn(&state, parsed, request).await
-        }
+        Some(parsed) => open_turn(&state, &target, parsed, outgoing.clone()).await,
     };
     // Under `/lore:amnesia` the session stored nothing: the request goes as the client sent it.
     if turn.as_ref().is_some_and(|turn| turn.plan.amnesia) {
@@ -324,6 +297,49 @@ pub(crate) async fn serve_llm(
         session_id: turn.as_ref().map(|turn| turn.session_id.clone()),
     });
     respond(upstream, protocol, turn, &state, recall).await
+}
+
+/// Hands a parsed request to its session as a turn (`body` is what would be forwarded): the
+/// worker route, the card book, the context manager's input. The HTTP path and the WebSocket
+/// relay both open their turns here.
+pub(crate) async fn open_turn(
+    state: &AppState,
+    target: &Target<'_>,
+    parsed: turn::Parsed,
+    body: Bytes,
+) -> Option<Turn> {
+    // On the board before anything else, so no worker call of its session starts now.
+    let unresolved = state.board.begin_unresolved();
+    let facts = RequestFacts::read(target.headers).with_worker(worker_route(
+        &state.config.memory,
+        target.protocol,
+        target.codex,
+        target.url,
+        target.headers,
+        &state.config.extra_headers,
+        target.head.model.as_deref(),
+    ));
+    let cards = state
+        .cards
+        .as_ref()
+        .map(|library| (library.current(), library.settings.clone()))
+        .filter(|(book, _)| !book.is_idle());
+    let previous_response = parsed.continues_response();
+    let request = TurnRequest {
+        facts,
+        protocol: target.protocol,
+        body,
+        cards,
+        context: context_input(
+            state,
+            target.headers,
+            target.head,
+            target.url,
+            previous_response,
+        ),
+        unresolved: Some(unresolved),
+    };
+    turn::begin_turn(state, parsed, request).await
 }
 
 /// An upstream answer already read whole, relayed with its status and headers.

@@ -184,3 +184,75 @@ fn a_websocket_message_that_is_no_response_create_gets_an_error() {
     );
     assert!(upstream.requests().is_empty());
 }
+
+#[test]
+fn an_upstream_that_offers_the_websocket_gets_the_connection_relayed_and_captured() {
+    let upstream = FakeUpstream::start();
+    upstream.offer_websocket(true);
+    let gateway = Gateway::start(&upstream);
+    let mut socket = connect(&gateway);
+    let mut prewarm = create(vec![developer()]);
+    prewarm["generate"] = json!(false);
+    let events = exchange(&mut socket, &prewarm);
+    assert_eq!(
+        events.last().unwrap()["type"],
+        "response.completed",
+        "{events:?}"
+    );
+    let context =
+        user("<environment_context>\n  <cwd>/home/ada/relayed</cwd>\n</environment_context>");
+    upstream.push(Script::ToolCall {
+        name: "exec_command".into(),
+        id: "call_relay_1".into(),
+        arguments: json!({"cmd": "echo hi"}),
+        text: None,
+    });
+    let events = exchange(
+        &mut socket,
+        &create(vec![developer(), context, user("run echo")]),
+    );
+    let completed = events.last().unwrap();
+    assert_eq!(completed["type"], "response.completed", "{events:?}");
+    let response_id = completed["response"]["id"].as_str().unwrap().to_string();
+    // The follow-up goes up as Codex sent it: the upstream's connection knows the response.
+    upstream.push(Script::Text("relayed: the command printed hi".into()));
+    let mut follow_up = create(vec![
+        json!({"type": "function_call_output", "call_id": "call_relay_1", "output": "hi"}),
+    ]);
+    follow_up["previous_response_id"] = json!(response_id);
+    let events = exchange(&mut socket, &follow_up);
+    assert_eq!(
+        events.last().unwrap()["type"],
+        "response.completed",
+        "{events:?}"
+    );
+    let sent: Vec<Value> = upstream
+        .requests()
+        .iter()
+        .map(|r| {
+            assert_eq!(
+                r.method, "WS",
+                "every message went over the upstream's WebSocket"
+            );
+            r.json()
+        })
+        .collect();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[0]["generate"], false);
+    assert_eq!(sent[2]["previous_response_id"], json!(response_id));
+    assert_eq!(sent[2]["input"].as_array().unwrap().len(), 1);
+    // Captured as one session: the continuation found by its response id.
+    let session = single_session_with(&gateway, 5);
+    assert_eq!(session["project"], "/home/ada/relayed");
+    let transcript = gateway.transcript(session["id"].as_str().unwrap());
+    assert_eq!(
+        transcript.last().map(String::as_str),
+        Some("assistant: relayed: the command printed hi"),
+        "{transcript:?}"
+    );
+    assert!(
+        gateway
+            .log()
+            .contains("relayed to the upstream's WebSocket")
+    );
+}

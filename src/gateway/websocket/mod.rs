@@ -3,10 +3,13 @@
 //!
 //! The client sends one `response.create` message per turn (the body of a Responses request
 //! with `"type": "response.create"`); the server answers with the stream's events, one JSON
-//! message each. Each message is bridged to the upstream's HTTP stream through the same pipeline
-//! as a `POST /v1/responses` ([`crate::gateway::handlers::serve_llm`]): classification, the
-//! session's turn, capture, cards, context plan, recall, and the reply stored when the stream
-//! ends. What the WebSocket protocol adds is handled here:
+//! message each. When the upstream offers the same WebSocket, the connection is relayed to it
+//! ([`upstream`]: each turn handed to its session like an HTTP turn, the reply rebuilt from the
+//! events). Otherwise each message is bridged to the upstream's HTTP stream through the same
+//! pipeline as a `POST /v1/responses` ([`crate::gateway::handlers::serve_llm`]):
+//! classification, the session's turn, capture, cards, context plan, recall, and the reply
+//! stored when the stream ends. What the WebSocket protocol adds is handled here for the
+//! bridge:
 //! - `"generate": false` (Codex's prewarm) asks for nothing to be generated: answered with an
 //!   empty `response.created` / `response.completed`, no upstream call;
 //! - `previous_response_id` naming the connection's previous response (Codex sends only the new
@@ -27,11 +30,15 @@ use lore_proto::{Protocol, SseDecoder};
 use serde_json::{Map, Value, json};
 use tracing::{debug, info, warn};
 
-use crate::gateway::access;
+mod upstream;
+
 use crate::gateway::forward::UpstreamClient;
 use crate::gateway::handlers::serve_llm;
 use crate::gateway::synthetic::responses_object;
+use crate::gateway::upstream::{Ingress, resolve};
+use crate::gateway::{access, header_str};
 use crate::server::AppState;
+use upstream::{Relay, Relayed, UpstreamSocket};
 
 /// Largest message a client may send (a long Codex history is sent whole).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -78,8 +85,9 @@ fn accept(
         client,
         codex,
         previous: None,
+        upstream: Upstream::Unknown,
     };
-    info!(path = %bridge.path, "Responses WebSocket opened; bridged to the upstream's HTTP stream");
+    info!(path = %bridge.path, "Responses WebSocket opened");
     actix_web::rt::spawn(bridge.run(session, stream));
     Ok(response)
 }
@@ -104,6 +112,16 @@ struct Previous {
     items: Vec<Value>,
 }
 
+/// Where a connection's turns go.
+enum Upstream {
+    /// Not tried yet (on the first message).
+    Unknown,
+    /// The upstream's own WebSocket, with the URL a `POST` would go to.
+    Relayed(UpstreamSocket, String),
+    /// The upstream's HTTP stream.
+    Bridged,
+}
+
 /// One client connection.
 struct Bridge {
     headers: HeaderMap,
@@ -112,6 +130,7 @@ struct Bridge {
     client: web::Data<UpstreamClient>,
     codex: bool,
     previous: Option<Previous>,
+    upstream: Upstream,
 }
 
 impl Bridge {
@@ -162,6 +181,22 @@ impl Bridge {
                 .await;
             }
         };
+        if matches!(self.upstream, Upstream::Unknown) {
+            self.upstream = self.open_upstream(&request).await;
+        }
+        if let Upstream::Relayed(socket, url) = &mut self.upstream {
+            let relay = Relay {
+                state: &self.state,
+                headers: &self.headers,
+                url,
+                codex: self.codex,
+            };
+            match relay.turn(socket, session, request.clone()).await? {
+                Relayed::Done => return Ok(()),
+                Relayed::NotTurn => {}
+                Relayed::UpstreamGone => self.upstream = Upstream::Bridged,
+            }
+        }
         request.remove("type");
         let generate = request
             .remove("generate")
@@ -194,6 +229,43 @@ impl Bridge {
         )
         .await;
         self.relay(session, response, items).await
+    }
+
+    /// The upstream's own WebSocket when it offers one, else the bridge to its HTTP stream.
+    async fn open_upstream(&self, request: &Map<String, Value>) -> Upstream {
+        let model = request.get("model").and_then(Value::as_str);
+        let resolved = resolve(
+            &self.state.config.upstream,
+            Ingress::Llm {
+                protocol: Protocol::OpenAiResponses,
+                codex: self.codex,
+            },
+            &self.path,
+            header_str(&self.headers, "x-lore-upstream-url"),
+            header_str(&self.headers, "x-lore-provider"),
+            model,
+        );
+        let Ok(resolved) = resolved else {
+            // The HTTP path says what is wrong with the routing.
+            return Upstream::Bridged;
+        };
+        match upstream::connect(
+            &self.client,
+            &resolved.url,
+            &self.headers,
+            &self.state.config.extra_headers,
+        )
+        .await
+        {
+            Ok(socket) => {
+                info!(upstream = %crate::gateway::forward::origin(&resolved.url), "Responses WebSocket relayed to the upstream's WebSocket");
+                Upstream::Relayed(socket, resolved.url)
+            }
+            Err(reason) => {
+                info!(reason = %reason, "the upstream offers no Responses WebSocket; bridged to its HTTP stream");
+                Upstream::Bridged
+            }
+        }
     }
 
     /// The request's input, with the connection's previous response in front of it when the
