@@ -121,6 +121,26 @@ check(code == 0 and "second claude turn" in out, "claude -p --continue answered"
 session, text = one_session(claude_dir, "anthropic", "lore-e2e-claude-tool", "second claude turn")
 check(session is not None, "the tool call and --continue are one session with the right project")
 
+# --- /compact in Claude Code, once the session has an observation log: answered by Lore from
+# what it distilled (the memory workers run against the fake upstream's worker answers).
+compact_dir = project("claude-compact")
+for step in range(3):
+    words = f"compact step {step}: we moved the tokenizer into src/lexer_{step}.rs and kept the grammar in docs/grammar.md"
+    args = ["-p", words] if step == 0 else ["-p", "--continue", words]
+    code, out = lore("run", "claude", *args, cwd=compact_dir)
+    check(code == 0, f"claude turn {step} for /compact", out)
+compact_session, _ = one_session(compact_dir, "anthropic", "compact step 2")
+distilled = False
+deadline = time.time() + 30
+while compact_session and time.time() < deadline and not distilled:
+    distilled = bool(api(f"/api/v1/sessions/{compact_session}/memory").get("distillations"))
+    time.sleep(0.3)
+check(distilled, "the Claude Code session has an observation log before /compact")
+code, out = lore("run", "claude", "-p", "--continue", "/compact", cwd=compact_dir)
+with open(os.path.join(WORK, "gateway.log")) as log:
+    answered = "compaction answered from the observation logs" in log.read()
+check(code == 0 and answered, "/compact in claude -p is answered by Lore from the observation logs", out)
+
 # --- Claude Code through `lore setup` (its own settings.json), without lore run.
 setup_dir = project("claude-setup")
 code, out = lore("setup", "claude", "--url", GATEWAY, cwd=setup_dir)

@@ -16,6 +16,7 @@ use awc::ws::{Frame, Message};
 use bytes::Bytes;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use lore_actors::TurnCompleted;
+use lore_actors::registry::ResponseIdIssued;
 use lore_proto::{Protocol, SseEvent, new_accumulator, peek_head};
 use serde_json::{Map, Value};
 use tracing::{info, warn};
@@ -155,6 +156,25 @@ impl Relay<'_> {
         self.exchange(socket, client, message, turn).await
     }
 
+    /// Hands the reply to the turn's session and its id to the registry (the session's own
+    /// notice of it comes later, from its mailbox); the turn then ends.
+    fn complete(&self, turn: Option<turn::Turn>, reply: lore_proto::Reply) {
+        let Some(turn) = turn else {
+            return;
+        };
+        if let Some(id) = &reply.id {
+            self.state.registry.do_send(ResponseIdIssued {
+                session_id: turn.session_id.clone(),
+                response_id: id.clone(),
+            });
+        }
+        turn.completion.session.do_send(TurnCompleted {
+            turn: turn.completion.turn,
+            reply,
+            plan_used: true,
+        });
+    }
+
     /// Sends one message up and relays the events back until the response ends; the reply goes
     /// to the turn's session.
     async fn exchange(
@@ -162,7 +182,7 @@ impl Relay<'_> {
         socket: &mut UpstreamSocket,
         client: &mut Session,
         message: Value,
-        turn: Option<turn::Turn>,
+        mut turn: Option<turn::Turn>,
     ) -> Result<Relayed, actix_ws::Closed> {
         if let Err(err) = socket
             .sink
@@ -186,12 +206,18 @@ impl Relay<'_> {
                         .and_then(|event| event["type"].as_str().map(str::to_string))
                         .unwrap_or_default();
                     accumulator.push(&SseEvent::new(kind.clone(), text.clone()));
-                    client.text(text).await?;
-                    relayed_any = true;
-                    if matches!(
+                    let terminal = matches!(
                         kind.as_str(),
                         "response.completed" | "response.failed" | "response.incomplete" | "error"
-                    ) {
+                    );
+                    if terminal {
+                        // The session has the reply, and the registry its id, before the client
+                        // can send the turn that continues it.
+                        self.complete(turn.take(), accumulator.reply());
+                    }
+                    client.text(text).await?;
+                    relayed_any = true;
+                    if terminal {
                         break Relayed::Done;
                     }
                 }
@@ -208,13 +234,8 @@ impl Relay<'_> {
                 }
             }
         };
-        if let Some(turn) = turn {
-            turn.completion.session.do_send(TurnCompleted {
-                turn: turn.completion.turn,
-                reply: accumulator.reply(),
-                plan_used: true,
-            });
-        }
+        // Cut short: what arrived is stored as a partial reply.
+        self.complete(turn.take(), accumulator.reply());
         if !matches!(outcome, Relayed::UpstreamGone) {
             return Ok(outcome);
         }
