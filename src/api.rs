@@ -77,7 +77,8 @@ pub async fn session_messages(
             };
             let messages = store.session_messages(&record)?;
             let forks = store.session_forks(&record)?;
-            Ok(Some(session_detail(&record, &forks, &messages)))
+            let prompts = store.session_prompts(&record.id)?;
+            Ok(Some(session_detail(&record, &forks, &messages, &prompts)))
         },
     )
     .await;
@@ -200,7 +201,7 @@ pub fn session_summary(record: &SessionRecord) -> Value {
         "project_provisional": record.project_provisional,
         "protocol": record.protocol,
         "model": record.model,
-        "messages": record.path.len(),
+        "messages": record.path.iter().filter(|entry| entry.is_stored()).count(),
         "turns": record.turns,
         "forks": record.forks_seen(),
         "created_at_ms": record.created_at_ms,
@@ -212,13 +213,55 @@ pub fn session_summary(record: &SessionRecord) -> Value {
 }
 
 /// The JSON of a session with its messages, shared by the API and the CLI.
+/// A session's prompt versions in log order, each with the row that says from where it held.
+pub type Prompts = Vec<(lore_storage::PromptUse, lore_storage::PromptVersion)>;
+
+/// The JSON of one prompt version used by a session: from which `seq` of its log, for how many
+/// turns, the system text and the tool definitions (as JSON) with their names.
+pub fn prompt_json(row: &lore_storage::PromptUse, version: &lore_storage::PromptVersion) -> Value {
+    let tools: Value = version
+        .tools
+        .as_deref()
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or(Value::Null);
+    let names: Vec<&str> = tools
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| {
+                    tool["name"]
+                        .as_str()
+                        .or_else(|| tool["function"]["name"].as_str())
+                        .or_else(|| tool["type"].as_str())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "hash": version.hash,
+        "from_seq": row.from_seq,
+        "turn": row.turn,
+        "turns": row.turns,
+        "first_used_ms": row.at_ms,
+        "last_used_ms": row.last_ms,
+        "system": version.system,
+        "system_chars": version.system.as_deref().map_or(0, |s| s.chars().count()),
+        "tool_count": version.tool_count,
+        "tool_names": names,
+        "tools": tools,
+    })
+}
+
 pub fn session_detail(
     record: &SessionRecord,
     forks: &[lore_storage::ForkRecord],
     messages: &[StoredMessage],
+    prompts: &[(lore_storage::PromptUse, lore_storage::PromptVersion)],
 ) -> Value {
     json!({
         "session": session_summary(record),
+        "prompts": prompts.iter().map(|(row, version)| prompt_json(row, version)).collect::<Vec<_>>(),
         "forks": forks.iter().map(|fork| json!({
             "at_position": fork.at_position,
             "replaced_seqs": fork.replaced_seqs,

@@ -67,5 +67,5 @@ pub use model::{ProjectHint, SessionCounters, SessionHandle, SessionIdentity};
 pub use registry::{Observe as ObserveRegistry, RegistryCounters, ResolveSession, SessionRegistry};
 pub use session::{
     CardInput, ContextOverflow, FollowUp, Observe as ObserveSession, Overflow, PrepareTurn,
-    SessionActor, TurnCompleted, TurnEnded, TurnPlan,
+    SessionActor, SetAmnesia, TurnCompleted, TurnEnded, TurnPlan,
 };

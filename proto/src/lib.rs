@@ -34,6 +34,6 @@ pub use canonical::{Message, Part, Role, Usage};
 pub use error::ProtoError;
 pub use protocol::{
     CanonicalRequest, Protocol, Reply, RequestHead, StreamAccumulator, new_accumulator,
-    parse_request, parse_response, peek_head,
+    parse_request, parse_response, peek_head, raw_tools,
 };
 pub use sse::{SseDecoder, SseEvent};

@@ -110,6 +110,8 @@ pub struct RequestHead {
     /// Whether the request asks the provider to manage its context (Anthropic
     /// `context_management`).
     pub context_management: bool,
+    /// The reply's token limit (`max_tokens`, `max_completion_tokens` or `max_output_tokens`).
+    pub max_tokens: Option<u64>,
 }
 
 /// Reads `model`, `stream` and whether there are `tools` from a request body, skipping
@@ -131,6 +133,12 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         instructions: Option<&'a serde_json::value::RawValue>,
         #[serde(borrow, default)]
         context_management: Option<&'a serde_json::value::RawValue>,
+        #[serde(default)]
+        max_tokens: Option<serde_json::Value>,
+        #[serde(default)]
+        max_completion_tokens: Option<serde_json::Value>,
+        #[serde(default)]
+        max_output_tokens: Option<serde_json::Value>,
     }
     // A derived struct would also accept a JSON array; a request must be an object.
     let first = body.iter().find(|byte| !byte.is_ascii_whitespace());
@@ -145,7 +153,15 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
         text.starts_with('[') && !text[1..].trim_start().starts_with(']')
     });
     let size = |raw: Option<&serde_json::value::RawValue>| raw.map_or(0, |raw| raw.get().len());
+    let max_tokens = [
+        &head.max_tokens,
+        &head.max_completion_tokens,
+        &head.max_output_tokens,
+    ]
+    .into_iter()
+    .find_map(|value| value.as_ref().and_then(serde_json::Value::as_u64));
     Ok(RequestHead {
+        max_tokens,
         has_tools,
         tools_bytes: size(head.tools),
         system_bytes: size(head.system) + size(head.instructions),
@@ -163,6 +179,20 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false),
     })
+}
+
+/// The `tools` value of a request body as JSON text, when it is a non-empty array: the tool
+/// definitions the model is given. One pass that skips everything else.
+pub fn raw_tools(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Tools<'a> {
+        #[serde(borrow, default)]
+        tools: Option<&'a serde_json::value::RawValue>,
+    }
+    let tools: Tools<'_> = serde_json::from_slice(body).ok()?;
+    let text = tools.tools?.get();
+    let inner = text.trim_start().strip_prefix('[')?;
+    (!inner.trim_start().starts_with(']')).then(|| text.to_string())
 }
 
 /// The final assistant reply rebuilt from a response (streaming or not).
@@ -277,8 +307,19 @@ mod head_tests {
                 tools_bytes: 0,
                 system_bytes: 0,
                 context_management: false,
+                max_tokens: None,
             }
         );
+        assert_eq!(
+            raw_tools(br#"{"model":"m","tools":[{"name":"bash"}],"x":1}"#).as_deref(),
+            Some(r#"[{"name":"bash"}]"#)
+        );
+        assert_eq!(raw_tools(br#"{"tools":[]}"#), None);
+        assert_eq!(raw_tools(br#"{"messages":[]}"#), None);
+        let limit = |body: &[u8]| peek_head(body).unwrap().max_tokens;
+        assert_eq!(limit(br#"{"max_tokens":256}"#), Some(256));
+        assert_eq!(limit(br#"{"max_output_tokens":32000}"#), Some(32000));
+        assert_eq!(limit(br#"{"max_completion_tokens":"x"}"#), None);
         let tools = |body: &[u8]| peek_head(body).unwrap().has_tools;
         assert!(tools(br#"{"tools":[{"name":"bash"}],"messages":[]}"#));
         assert!(tools(br#"{"tools": [ {"name":"bash"} ]}"#));

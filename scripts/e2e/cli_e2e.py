@@ -102,6 +102,11 @@ def one_session(path, protocol, *needles):
     return None, text
 
 
+def websocket_opens():
+    with open(os.path.join(WORK, "gateway.log")) as log:
+        return log.read().count("Responses WebSocket opened")
+
+
 def lore(*args, cwd):
     return run([LORE, args[0], "--data-dir", DATA, *args[1:]], cwd)
 
@@ -116,6 +121,26 @@ check(code == 0 and "second claude turn" in out, "claude -p --continue answered"
 session, text = one_session(claude_dir, "anthropic", "lore-e2e-claude-tool", "second claude turn")
 check(session is not None, "the tool call and --continue are one session with the right project")
 
+# --- /compact in Claude Code, once the session has an observation log: answered by Lore from
+# what it distilled (the memory workers run against the fake upstream's worker answers).
+compact_dir = project("claude-compact")
+for step in range(3):
+    words = f"compact step {step}: we moved the tokenizer into src/lexer_{step}.rs and kept the grammar in docs/grammar.md"
+    args = ["-p", words] if step == 0 else ["-p", "--continue", words]
+    code, out = lore("run", "claude", *args, cwd=compact_dir)
+    check(code == 0, f"claude turn {step} for /compact", out)
+compact_session, _ = one_session(compact_dir, "anthropic", "compact step 2")
+distilled = False
+deadline = time.time() + 30
+while compact_session and time.time() < deadline and not distilled:
+    distilled = bool(api(f"/api/v1/sessions/{compact_session}/memory").get("distillations"))
+    time.sleep(0.3)
+check(distilled, "the Claude Code session has an observation log before /compact")
+code, out = lore("run", "claude", "-p", "--continue", "/compact", cwd=compact_dir)
+with open(os.path.join(WORK, "gateway.log")) as log:
+    answered = "compaction answered from the observation logs" in log.read()
+check(code == 0 and answered, "/compact in claude -p is answered by Lore from the observation logs", out)
+
 # --- Claude Code through `lore setup` (its own settings.json), without lore run.
 setup_dir = project("claude-setup")
 code, out = lore("setup", "claude", "--url", GATEWAY, cwd=setup_dir)
@@ -124,25 +149,56 @@ code, out = run(["claude", "-p", "through settings.json"], setup_dir)
 check(code == 0 and "through settings.json" in out, "claude -p works after lore setup alone", out)
 holding = [s for s in api("/api/v1/sessions")["sessions"] if "through settings.json" in transcript(s["id"])]
 check(len(holding) == 1, "the setup-only turn is one session", holding)
-if holding and holding[0]["project"] != setup_dir:
-    # Claude Code 2.1 states its directory in a system-role message (`# Environment … Primary
-    # working directory:`), which the gateway's project attribution does not read yet; with
-    # `lore run` the X-Lore-Project header names it.
-    print(f"NOTE the setup-only Claude Code session is attributed to {holding[0]['project']} (provisional: {holding[0]['project_provisional']}), not {setup_dir}")
+# Claude Code 2.1 states its directory in a system-role message (`# Environment … Primary
+# working directory:`); without `lore run` there is no X-Lore-Project header to fall back on.
+check(
+    bool(holding) and holding[0]["project"] == setup_dir and not holding[0]["project_provisional"],
+    "the setup-only Claude Code session is attributed to its working directory",
+    holding,
+)
+if holding:
+    prompts = api(f"/api/v1/sessions/{holding[0]['id']}/messages")["prompts"]
+    check(
+        bool(prompts) and prompts[0]["system_chars"] > 1000 and prompts[0]["tool_count"] > 0,
+        "Claude Code's system prompt and tools are captured",
+        [(p["system_chars"], p["tool_count"]) for p in prompts],
+    )
 code, out = lore("setup", "--undo", "claude", cwd=setup_dir)
 settings = os.path.join(HOME, ".claude", "settings.json")
 undone = not os.path.exists(settings) or "ANTHROPIC_BASE_URL" not in open(settings).read()
 check(code == 0 and undone, "lore setup --undo claude removes the gateway from settings.json", out)
 
-# --- Codex through `lore run`: a real exec_command call over HTTP, then resume --last.
+# --- Codex through `lore run`: a real exec_command call over its WebSocket (its first choice,
+# bridged by the gateway to the upstream's HTTP stream), then resume --last.
 codex_dir = project("codex-run")
+opened = websocket_opens()
 codex_exec = ["exec", "--skip-git-repo-check", "-m", "gpt-5-codex"]
 tool_prompt = '[[call:exec_command {"cmd": "echo lore-e2e-codex-tool"}]]'
 code, out = lore("run", "codex", *codex_exec, tool_prompt, cwd=codex_dir)
 check(code == 0 and "lore-e2e-codex-tool" in out, "codex exec ran exec_command through lore run", out)
 code, out = lore("run", "codex", *codex_exec, "resume", "--last", "second codex turn", cwd=codex_dir)
 check(code == 0 and "second codex turn" in out, "codex exec resume --last answered", out)
-one_session(codex_dir, "open_ai_responses", "lore-e2e-codex-tool", "second codex turn")
+check(websocket_opens() >= opened + 2, "codex exec spoke WebSocket to the gateway", websocket_opens() - opened)
+codex_session, _ = one_session(codex_dir, "open_ai_responses", "lore-e2e-codex-tool", "second codex turn")
+if codex_session:
+    prompts = api(f"/api/v1/sessions/{codex_session}/messages")["prompts"]
+    check(
+        bool(prompts) and "Codex" in (prompts[0]["system"] or ""),
+        "Codex's developer messages are captured as what the model was told",
+        [p["system_chars"] for p in prompts],
+    )
+
+# --- Codex over plain HTTP: a provider of its own that does not offer WebSocket.
+http_dir = project("codex-http")
+opened = websocket_opens()
+http_provider = (
+    'model_providers.lorehttp={name="lore over http", base_url="' + GATEWAY + '/v1", '
+    'env_key="OPENAI_API_KEY", wire_api="responses", supports_websockets=false}'
+)
+code, out = run(["codex", *codex_exec, "-c", http_provider, "-c", "model_provider=lorehttp", "codex over http"], http_dir)
+check(code == 0 and "codex over http" in out, "codex exec works over HTTP", out)
+check(websocket_opens() == opened, "that codex exec opened no WebSocket", websocket_opens() - opened)
+one_session(http_dir, "open_ai_responses", "codex over http")
 
 # --- Codex through `lore setup` (~/.codex/config.toml), without lore run.
 codex_setup_dir = project("codex-setup")

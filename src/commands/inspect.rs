@@ -235,7 +235,8 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
             let store = open_store(&dir)?;
             let record = store.load_session(&id)?.context("session vanished")?;
             let forks = store.session_forks(&record)?;
-            session_detail(&record, &forks, &store.session_messages(&record)?)
+            let prompts = store.session_prompts(&record.id)?;
+            session_detail(&record, &forks, &store.session_messages(&record)?, &prompts)
         }
     };
     if as_json {
@@ -243,7 +244,16 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
         return Ok(ExitCode::SUCCESS);
     }
     let empty = Vec::new();
+    let mut prompts = detail["prompts"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .peekable();
     for message in detail["messages"].as_array().unwrap_or(&empty) {
+        let seq = message["seq"].as_u64().unwrap_or(0);
+        while let Some(prompt) = prompts.next_if(|p| p["from_seq"].as_u64().unwrap_or(0) <= seq) {
+            print_prompt(prompt);
+        }
         let role = message["role"].as_str().unwrap_or("?");
         let marker = if message["partial"].as_bool() == Some(true) {
             " (partial)"
@@ -270,6 +280,9 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
         }
         println!();
     }
+    for prompt in prompts {
+        print_prompt(prompt);
+    }
     for fork in detail["forks"].as_array().unwrap_or(&empty) {
         println!(
             "fork: history rewritten at position {}",
@@ -277,6 +290,29 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line for a prompt version (what the model was told from here on), and the first line
+/// of its system text; `--json` has all of it.
+fn print_prompt(prompt: &Value) {
+    let hash = prompt["hash"].as_str().unwrap_or("");
+    let names: Vec<&str> = prompt["tool_names"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    println!(
+        "── the model is told: system prompt {} ({} chars), {} tools{}{} for {} turns",
+        &hash[..hash.len().min(8)],
+        prompt["system_chars"],
+        prompt["tool_count"],
+        if names.is_empty() { "" } else { ": " },
+        names.join(", "),
+        prompt["turns"],
+    );
+    if let Some(system) = prompt["system"].as_str() {
+        println!("   {}", first_line(system.trim_start()));
+    }
+    println!();
 }
 
 fn first_line(text: &str) -> &str {

@@ -26,6 +26,11 @@ pub struct UpstreamClient {
 }
 
 impl UpstreamClient {
+    /// A WebSocket handshake to `url` (`ws://` or `wss://`) on the same connector.
+    pub fn ws(&self, url: &str) -> awc::ws::WebsocketsRequest {
+        self.client.ws(url)
+    }
+
     /// A client with pooled keep-alive connections and `TCP_NODELAY`.
     pub fn new() -> Self {
         let tcp = TcpConnector::default().service();

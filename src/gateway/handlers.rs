@@ -21,9 +21,11 @@ use lore_proto::rebuild::usage::scaled_reply;
 use lore_proto::{Protocol, RequestHead, parse_response, peek_head};
 use tracing::{debug, info, warn};
 
+use crate::gateway::classify::{Class, classify};
 use crate::gateway::costs_hook;
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
+use crate::gateway::intercept::{self, Target};
 use crate::gateway::overflow::{MAX_ERROR_BYTES, too_long, with_note};
 use crate::gateway::recall::{self, RecallRun};
 use crate::gateway::relay::{HeldWhileStreaming, Relay};
@@ -120,7 +122,21 @@ async fn handle_llm(
     if let Some(refusal) = access::refuse_data_plane(&req, &state) {
         return refusal;
     }
-    let headers = req.headers();
+    let path = path_and_query(&req);
+    serve_llm(req.headers(), &path, body, state, client, protocol, codex).await
+}
+
+/// One LLM request with these headers to this path: the whole pipeline, from routing to the
+/// relayed reply. The HTTP routes and the WebSocket bridge (`websocket.rs`) both come here.
+pub(crate) async fn serve_llm(
+    headers: &HeaderMap,
+    path: &str,
+    body: Bytes,
+    state: web::Data<AppState>,
+    client: web::Data<UpstreamClient>,
+    protocol: Protocol,
+    codex: bool,
+) -> HttpResponse {
     // Routing needs only `model`.
     let head = match peek_head(&body) {
         Ok(head) => head,
@@ -136,7 +152,7 @@ async fn handle_llm(
     let resolved = match resolve(
         &state.config.upstream,
         Ingress::Llm { protocol, codex },
-        path_and_query(&req).as_str(),
+        path,
         header_str(headers, "x-lore-upstream-url"),
         header_str(headers, "x-lore-provider"),
         head.model.as_deref(),
@@ -147,8 +163,45 @@ async fn handle_llm(
     debug!(rule = resolved.rule, upstream = %forward::origin(&resolved.url), "routing");
     let no_store = header_str(headers, "x-lore-no-store")
         .is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    // The client's own bytes, for the requests that go untouched.
+    let original = body.clone();
     // Recall markers in the history become the calls and results the model saw.
     let body = recall::expand(&state, protocol, &body).unwrap_or(body);
+    let parsed = if no_store {
+        None
+    } else {
+        turn::parse(protocol, &body).await
+    };
+    let target = Target {
+        protocol,
+        codex,
+        url: &resolved.url,
+        headers,
+        head: &head,
+    };
+    if let Some(parsed) = &parsed {
+        match classify(headers, head.max_tokens, parsed.request()) {
+            Class::Turn => {}
+            Class::SideChannel(reason) => {
+                info!(reason, "side-channel call: proxied untouched, not stored");
+                return intercept::untouched(&state, &client, &target, original).await;
+            }
+            Class::Meta(reason) => {
+                info!(reason = %reason, "meta request: proxied untouched, not stored");
+                return intercept::untouched(&state, &client, &target, original).await;
+            }
+            Class::Command(command) => {
+                info!(command = ?command, "lore command: answered by the gateway");
+                return intercept::command(&state, &target, parsed, command).await;
+            }
+            Class::Compaction(ask) => {
+                if let Some(answer) = intercept::compaction(&state, &target, parsed, &ask).await {
+                    return answer;
+                }
+                return intercept::untouched(&state, &client, &target, original).await;
+            }
+        }
+    }
     // Only a request that has tools gets the recall tool; the others are not parsed again.
     let with_tool = if no_store || !head.has_tools {
         None
@@ -156,47 +209,15 @@ async fn handle_llm(
         recall::inject(&state, protocol, &body)
     };
     let outgoing = with_tool.clone().unwrap_or_else(|| body.clone());
-    let turn = if no_store {
-        None
-    } else {
-        // On the board before anything else, so no worker call of its session starts now.
-        let unresolved = state.board.begin_unresolved();
-        match turn::parse(protocol, &body).await {
-            None => None,
-            Some(parsed) => {
-                let facts = RequestFacts::read(headers).with_worker(worker_route(
-                    &state.config.memory,
-                    protocol,
-                    codex,
-                    &resolved.url,
-                    headers,
-                    &state.config.extra_headers,
-                    head.model.as_deref(),
-                ));
-                let cards = state
-                    .cards
-                    .as_ref()
-                    .map(|library| (library.current(), library.settings.clone()))
-                    .filter(|(book, _)| !book.is_idle());
-                let previous_response = parsed.continues_response();
-                let request = TurnRequest {
-                    facts,
-                    protocol,
-                    body: outgoing.clone(),
-                    cards,
-                    context: context_input(
-                        &state,
-                        headers,
-                        &head,
-                        &resolved.url,
-                        previous_response,
-                    ),
-                    unresolved: Some(unresolved),
-                };
-                turn::begin_turn(&state, parsed, request).await
-            }
-        }
+    let turn = match parsed {
+        None => None,
+        Some(parsed) => open_turn(&state, &target, parsed, outgoing.clone()).await,
     };
+    // Under `/lore:amnesia` the session stored nothing: the request goes as the client sent it.
+    if turn.as_ref().is_some_and(|turn| turn.plan.amnesia) {
+        drop(turn);
+        return intercept::untouched(&state, &client, &target, original).await;
+    }
     let mut sent = turn
         .as_ref()
         .and_then(|turn| turn.plan.body.clone())
@@ -287,6 +308,49 @@ async fn handle_llm(
         session_id: turn.as_ref().map(|turn| turn.session_id.clone()),
     });
     respond(upstream, protocol, turn, &state, recall).await
+}
+
+/// Hands a parsed request to its session as a turn (`body` is what would be forwarded): the
+/// worker route, the card book, the context manager's input. The HTTP path and the WebSocket
+/// relay both open their turns here.
+pub(crate) async fn open_turn(
+    state: &AppState,
+    target: &Target<'_>,
+    parsed: turn::Parsed,
+    body: Bytes,
+) -> Option<Turn> {
+    // On the board before anything else, so no worker call of its session starts now.
+    let unresolved = state.board.begin_unresolved();
+    let facts = RequestFacts::read(target.headers).with_worker(worker_route(
+        &state.config.memory,
+        target.protocol,
+        target.codex,
+        target.url,
+        target.headers,
+        &state.config.extra_headers,
+        target.head.model.as_deref(),
+    ));
+    let cards = state
+        .cards
+        .as_ref()
+        .map(|library| (library.current(), library.settings.clone()))
+        .filter(|(book, _)| !book.is_idle());
+    let previous_response = parsed.continues_response();
+    let request = TurnRequest {
+        facts,
+        protocol: target.protocol,
+        body,
+        cards,
+        context: context_input(
+            state,
+            target.headers,
+            target.head,
+            target.url,
+            previous_response,
+        ),
+        unresolved: Some(unresolved),
+    };
+    turn::begin_turn(state, parsed, request).await
 }
 
 /// An upstream answer already read whole, relayed with its status and headers.

@@ -3,9 +3,8 @@
 //!
 //! Credentials are only ever hashed here; neither a key nor its hash prefix is logged.
 
-use std::path::Path;
-
 use lore_actors::ProjectHint;
+use lore_proto::{CanonicalRequest, Message, Role};
 use sha2::{Digest, Sha256};
 
 /// Session headers, strongest first: an explicit conversation id, Lore's plugins, Claude Code,
@@ -45,32 +44,50 @@ fn short_hash(bytes: &[u8]) -> String {
 }
 
 /// Where the session's project is: a directory stated by the harness (a `Working directory:`
-/// line, a `<cwd>` element or `"cwd"` field, or the path of a `CLAUDE.md`/`AGENTS.md`/`.lore.md`
-/// it quotes) beats the `X-Lore-Project` header, which beats the gateway's own working directory
-/// (marked provisional).
-pub fn project_hint(texts: &[&str], header: Option<&str>, gateway_cwd: &Path) -> ProjectHint {
+/// or ` - Primary working directory:` line, a `<cwd>` element or `"cwd"` field, or the path of a
+/// `CLAUDE.md`/`AGENTS.md`/`.lore.md` it quotes) beats the `X-Lore-Project` header. `None` when
+/// neither says: the session then goes to its own unattributed bucket (never the gateway's own
+/// working directory) until a confident path arrives.
+pub fn project_hint(texts: &[&str], header: Option<&str>) -> Option<ProjectHint> {
     if let Some(path) = texts.iter().find_map(|text| stated_directory(text)) {
-        return ProjectHint {
+        return Some(ProjectHint {
             path,
             confident: true,
-        };
+        });
     }
-    if let Some(path) = header
+    header
         .map(str::trim)
         .filter(|path| path.starts_with('/') && path.len() <= 4096)
-    {
-        return ProjectHint {
+        .map(|path| ProjectHint {
             path: path.trim_end_matches('/').to_string(),
             confident: true,
-        };
-    }
-    ProjectHint {
-        path: gateway_cwd.display().to_string(),
-        confident: false,
-    }
+        })
 }
 
-fn stated_directory(text: &str) -> Option<String> {
+/// The texts a request states its directory in, most telling first: the system prompt, the
+/// system-role messages (Claude Code 2.1's `# Environment`), the first user message (Codex's
+/// `<environment_context>`) and the latest one (a directory stated later in the conversation).
+pub fn attribution_texts(request: &CanonicalRequest) -> Vec<String> {
+    let mut texts: Vec<String> = request.system.iter().cloned().collect();
+    texts.extend(
+        request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .map(Message::text),
+    );
+    let mut users = request.messages.iter().filter(|m| m.role == Role::User);
+    if let Some(first) = users.next() {
+        texts.push(first.text());
+    }
+    if let Some(last) = users.next_back() {
+        texts.push(last.text());
+    }
+    texts
+}
+
+/// The directory a harness states in `text`, if any.
+pub fn stated_directory(text: &str) -> Option<String> {
     for line in text.lines() {
         let line = line.trim();
         // Claude Code ≥ 2.1 writes ` - Primary working directory:` (older ones `Working
@@ -169,40 +186,88 @@ mod tests {
 
     #[test]
     fn projects_come_from_the_prompt_then_the_header_then_the_gateway() {
-        let cwd = Path::new("/srv/gateway");
         let system = "You are Claude Code.\nWorking directory: /home/ada/proj/\nIs git repo: yes";
         assert_eq!(
-            project_hint(&[system], Some("/other"), cwd),
-            ProjectHint {
+            project_hint(&[system], Some("/other")),
+            Some(ProjectHint {
                 path: "/home/ada/proj".into(),
                 confident: true
-            }
+            })
         );
         let claude_2_1 = "Here is useful information about the environment you are running in:\n - Primary working directory: /tmp/e2e/proj\n - Is a git repository: false";
-        assert_eq!(project_hint(&[claude_2_1], None, cwd).path, "/tmp/e2e/proj");
-        let pi = "You are an expert coding assistant.\nCurrent date: 2026-12-01\nCurrent working directory: /home/ada/pi-app";
-        assert_eq!(project_hint(&[pi], None, cwd).path, "/home/ada/pi-app");
-        let codex = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>";
-        assert_eq!(project_hint(&["", codex], None, cwd).path, "/work/app");
-        let quoted = "Contents of /home/ada/lib/CLAUDE.md (project instructions)";
-        assert_eq!(project_hint(&[quoted], None, cwd).path, "/home/ada/lib");
         assert_eq!(
-            project_hint(&["{\"cwd\": \"/x/y\"}"], None, cwd).path,
+            project_hint(&[claude_2_1], None).unwrap().path,
+            "/tmp/e2e/proj"
+        );
+        let pi = "You are an expert coding assistant.\nCurrent date: 2026-12-01\nCurrent working directory: /home/ada/pi-app";
+        assert_eq!(project_hint(&[pi], None).unwrap().path, "/home/ada/pi-app");
+        let codex = "<environment_context>\n  <cwd>/work/app</cwd>\n</environment_context>";
+        assert_eq!(project_hint(&["", codex], None).unwrap().path, "/work/app");
+        let quoted = "Contents of /home/ada/lib/CLAUDE.md (project instructions)";
+        assert_eq!(project_hint(&[quoted], None).unwrap().path, "/home/ada/lib");
+        assert_eq!(
+            project_hint(&["{\"cwd\": \"/x/y\"}"], None).unwrap().path,
             "/x/y"
         );
         assert_eq!(
-            project_hint(&["no path"], Some("/from/header"), cwd),
-            ProjectHint {
+            project_hint(&["no path"], Some("/from/header")),
+            Some(ProjectHint {
                 path: "/from/header".into(),
                 confident: true
-            }
+            })
         );
+        assert_eq!(project_hint(&["no path"], None), None);
+    }
+
+    fn attributed(protocol: lore_proto::Protocol, body: serde_json::Value) -> Option<String> {
+        let request = lore_proto::parse_request(protocol, body.to_string().as_bytes()).unwrap();
+        let texts = attribution_texts(&request);
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        project_hint(&texts, None).map(|hint| hint.path)
+    }
+
+    #[test]
+    fn each_harness_states_its_directory_where_it_really_does() {
+        use lore_proto::Protocol;
+        use serde_json::json;
+        // Claude Code 2.1: the billing header and the agent prompt in `system`, the directory
+        // in a system-role message after the first user message.
+        let claude = json!({"model": "claude-x", "system": [
+            {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.0; cc_entrypoint=cli;"},
+            {"type": "text", "text": "You are an agent working with the user."}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "<system-reminder>\nnotes\n</system-reminder>"}, {"type": "text", "text": "fix it"}]},
+                {"role": "system", "content": [{"type": "text", "text": "# Environment\nYou have been invoked in the following environment: \n - Primary working directory: /home/ada/app\n - Is a git repository: false\n - Platform: linux"}]}]});
         assert_eq!(
-            project_hint(&["no path"], None, cwd),
-            ProjectHint {
-                path: "/srv/gateway".into(),
-                confident: false
-            }
+            attributed(Protocol::Anthropic, claude).as_deref(),
+            Some("/home/ada/app")
         );
+        // Codex: developer items, then `<environment_context>` as the first user item.
+        let codex = json!({"model": "gpt-5-codex", "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are a coding agent."}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n  <cwd>/home/ada/rs</cwd>\n  <shell>bash</shell>\n</environment_context>"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "say hi"}]}]});
+        assert_eq!(
+            attributed(Protocol::OpenAiResponses, codex).as_deref(),
+            Some("/home/ada/rs")
+        );
+        // OpenCode (Chat Completions): `<env>` with `Working directory:` in the system message.
+        let opencode = json!({"model": "gpt-5", "messages": [
+            {"role": "system", "content": "You are opencode.\n<env>\n  Working directory: /home/ada/web\n  Is directory a git repo: yes\n  Platform: linux\n</env>"},
+            {"role": "user", "content": "hello"}]});
+        assert_eq!(
+            attributed(Protocol::OpenAiChat, opencode).as_deref(),
+            Some("/home/ada/web")
+        );
+        // Pi: `Current working directory:` at the end of its system prompt.
+        let pi = json!({"model": "claude-x", "system": "You are an expert coding assistant.\nCurrent date: 2026-12-01\nCurrent working directory: /home/ada/pi-app",
+            "messages": [{"role": "user", "content": "hi"}]});
+        assert_eq!(
+            attributed(Protocol::Anthropic, pi).as_deref(),
+            Some("/home/ada/pi-app")
+        );
+        // A path mentioned in passing is not a statement.
+        let vague = json!({"model": "x", "messages": [{"role": "user", "content": "look at /home/ada/notes.txt"}]});
+        assert_eq!(attributed(Protocol::Anthropic, vague), None);
     }
 }

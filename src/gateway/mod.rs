@@ -1,6 +1,12 @@
 //! The gateway: everything on the path of an LLM call.
 //!
 //! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
+//! - [`classify`]: what a request is before the pipeline sees it (turn, side channel, meta,
+//!   `/lore:` command, compaction).
+//! - [`intercept`]: the requests that are no turn: proxied untouched or answered by the gateway.
+//! - [`compaction`]: summaries for the harnesses' compaction, from the observation logs.
+//! - [`synthetic`]: replies the gateway writes itself, in the client's protocol.
+//! - [`websocket`]: the Responses API over WebSocket, bridged to the upstream's HTTP stream.
 //! - [`turn`]: the request parsed once and handed to its session, which answers what to send.
 //! - [`overflow`]: "prompt is too long" answers, their ratio, and the note of what Lore tried.
 //! - [`costs_hook`]: the throttle sleep before forwarding and the reply's usage for the cost
@@ -16,17 +22,22 @@
 //! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
+pub mod classify;
+pub mod compaction;
 pub mod costs_hook;
 pub mod forward;
 pub mod handlers;
 pub mod headers;
 pub mod identity;
+pub mod intercept;
 pub mod overflow;
 pub mod passthrough;
 pub mod recall;
 pub mod relay;
+pub mod synthetic;
 pub mod turn;
 pub mod upstream;
+pub mod websocket;
 pub mod worker_route;
 
 use actix_web::http::header::HeaderMap;

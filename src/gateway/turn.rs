@@ -24,7 +24,9 @@ use tokio::sync::oneshot;
 use tracing::warn;
 
 use crate::gateway::header_str;
-use crate::gateway::identity::{credential_fingerprint, project_hint, session_header_key};
+use crate::gateway::identity::{
+    attribution_texts, credential_fingerprint, project_hint, session_header_key,
+};
 use crate::gateway::relay::Completion;
 use crate::server::AppState;
 
@@ -99,6 +101,11 @@ pub(crate) struct Parsed {
 }
 
 impl Parsed {
+    /// The parsed request.
+    pub(crate) fn request(&self) -> &CanonicalRequest {
+        &self.request
+    }
+
     /// True for a Responses request that continues a reply the provider stored.
     pub(crate) fn continues_response(&self) -> bool {
         self.request.previous_response_id.is_some()
@@ -168,15 +175,9 @@ pub(crate) async fn begin_turn(
         first_user.as_deref(),
         request.previous_response_id.clone(),
     );
-    let texts = [
-        request.system.as_deref().unwrap_or(""),
-        first_user.as_deref().unwrap_or(""),
-    ];
-    let project = project_hint(
-        &texts,
-        turn.facts.project_header.as_deref(),
-        &state.config.gateway_cwd,
-    );
+    let texts = attribution_texts(&request);
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let project = project_hint(&texts, turn.facts.project_header.as_deref());
     let resolve = ResolveSession {
         identity,
         incoming: Arc::clone(&identities),
@@ -192,7 +193,7 @@ pub(crate) async fn begin_turn(
         identities,
         spans: Arc::new(spans),
         protocol: turn.protocol,
-        project: Some(project),
+        project,
         body: turn.body,
         cards: turn
             .cards
@@ -219,6 +220,44 @@ pub(crate) async fn begin_turn(
         }),
         plan,
     })
+}
+
+/// The session of a request the gateway answers itself (a `/lore:` command, a compaction),
+/// found by the same identity tiers as a turn. `incoming` is the history it matches on (without
+/// the request's own last message); `None` when the registry could not answer in time.
+pub(crate) async fn find_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    request: &CanonicalRequest,
+    incoming: Vec<[u8; 16]>,
+) -> Option<lore_actors::SessionHandle> {
+    let facts = RequestFacts::read(headers);
+    let first_user = request
+        .messages
+        .iter()
+        .find(|m| m.role == Role::User)
+        .map(Message::text);
+    let identity = SessionIdentity::of(
+        facts.header_key,
+        &facts.credential,
+        first_user.as_deref(),
+        request.previous_response_id.clone(),
+    );
+    let resolve = ResolveSession {
+        identity,
+        incoming: Arc::new(incoming),
+    };
+    match state.registry.send(resolve).timeout(ACTOR_DEADLINE).await {
+        Ok(Ok(handle)) => Some(handle),
+        Ok(Err(err)) => {
+            warn!(error = %err, "no session for a request the gateway answers itself");
+            None
+        }
+        Err(err) => {
+            warn!(error = %err, "the registry did not answer in time");
+            None
+        }
+    }
 }
 
 pub(crate) fn capture_failed(reason: &str) -> Option<Turn> {

@@ -4,21 +4,26 @@ use actix_web::{guard, web};
 
 use actix_web::middleware::from_fn;
 
-use crate::gateway::{handlers, passthrough};
+use crate::gateway::{handlers, intercept, passthrough, websocket};
 use crate::{api, costs_api, import_api, knowledge, memory_api, recall, session_api, ui, ui_api};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Checked first and without reading a body: an upgrade request's body never ends.
+    // Checked first and without reading a body: an upgrade request's body never ends. The
+    // Responses routes speak WebSocket (Codex's first choice); every other upgrade gets 426.
     cfg.service(
+        web::resource("/v1/responses")
+            .guard(guard::fn_guard(is_websocket_upgrade))
+            .route(web::get().to(websocket::responses)),
+    )
+    .service(
+        web::resource("/v1/codex/responses")
+            .guard(guard::fn_guard(is_websocket_upgrade))
+            .route(web::get().to(websocket::codex_responses)),
+    )
+    .service(
         web::resource("/{any:.*}")
-            .guard(guard::fn_guard(|ctx| {
-                ctx.head()
-                    .headers()
-                    .get("upgrade")
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
-            }))
+            .guard(guard::fn_guard(is_websocket_upgrade))
             .to(|| async { crate::http::errors::websocket_refused() }),
     )
     .route("/health", web::get().to(api::health))
@@ -30,8 +35,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .route("/chat/completions", web::post().to(handlers::openai_chat))
     .route("/v1/responses", web::post().to(handlers::openai_responses))
     .route(
+        "/v1/responses/compact",
+        web::post().to(intercept::responses_compact),
+    )
+    .route(
         "/v1/codex/responses",
         web::post().to(handlers::codex_responses),
+    )
+    .route(
+        "/v1/codex/responses/compact",
+        web::post().to(intercept::responses_compact),
     )
     // The dashboard (issue 14): `/` redirects to it; the guard covers `/ui` and all of `/api/v1`.
     .service(
@@ -76,4 +89,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/knowledge/{id}", web::delete().to(knowledge::forget)),
     )
     .default_service(web::to(passthrough::proxy));
+}
+
+fn is_websocket_upgrade(ctx: &guard::GuardContext<'_>) -> bool {
+    ctx.head()
+        .headers()
+        .get("upgrade")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }

@@ -10,6 +10,8 @@
 //!   in their own tree.
 //! - [`context`] is the persisted state of a session's context manager.
 //! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
+//! - [`prompts`] keeps what the model was told besides the conversation (system prompt, tool
+//!   definitions), once per distinct version, with the turns of each session that used it.
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
 //! - [`memory`] holds what the workers derive: distillations, knowledge, entities.
 //! - [`costs`] is the cost ledger: spend per UTC day and bucket and per session, the throttle's
@@ -30,6 +32,7 @@ mod handle;
 pub mod import;
 pub mod index;
 pub mod memory;
+pub mod prompts;
 pub mod prune;
 pub mod recalls;
 pub mod records;
@@ -44,6 +47,7 @@ pub use error::{StorageError, StorageErrorKind};
 pub use forks::NewFork;
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
+pub use prompts::{PromptUse, PromptVersion};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,
 };

@@ -39,6 +39,17 @@ pub struct PathEntry {
     pub tokens: u32,
 }
 
+impl PathEntry {
+    /// Set in the `seq` of an entry with no stored message behind it (said under
+    /// `/lore:amnesia`): the path still follows the conversation, the log holds nothing.
+    pub const UNSTORED: u64 = 1 << 63;
+
+    /// Whether a stored message stands behind this entry.
+    pub fn is_stored(&self) -> bool {
+        self.seq & Self::UNSTORED == 0
+    }
+}
+
 /// A rewrite of history by the client: positions from `at_position` on were replaced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkRecord {
@@ -126,6 +137,10 @@ pub struct SessionRecord {
     /// Long-term knowledge in the session's prompt (system[1], system[2], deltas).
     #[serde(default)]
     pub ltm: crate::context::LtmRecord,
+    /// `/lore:amnesia on`: nothing of the session is stored (its path holds only identities, so
+    /// later requests still match it) and no background work runs for it, until it is off.
+    #[serde(default)]
+    pub amnesia: bool,
 }
 
 impl SessionRecord {
@@ -153,6 +168,7 @@ impl SessionRecord {
             card_ledger: Vec::new(),
             context: crate::context::ContextRecord::default(),
             ltm: crate::context::LtmRecord::default(),
+            amnesia: false,
         }
     }
 

@@ -267,7 +267,8 @@ fn health_and_websocket_refusal() {
     let response = lore_test_support::http_client::request(
         &gateway.url(),
         "GET",
-        "/v1/responses",
+        // The Responses routes speak WebSocket (tests/gateway/websocket.rs); the others refuse.
+        "/v1/messages",
         &[
             ("upgrade", "websocket"),
             ("connection", "Upgrade"),

@@ -105,6 +105,8 @@ enum Trigger {
     Ahead,
     /// The prompt cache went cold and enough logs wait to be consolidated.
     Cold,
+    /// The user asked (`/lore:curate`).
+    Asked,
 }
 
 /// A session waiting for its job.
@@ -323,7 +325,7 @@ impl Distiller {
         };
         self.counters.running = Some(session_id.clone());
         let curator = self.curator.clone();
-        let curate = matches!(trigger, Trigger::Idle | Trigger::TurnsDue);
+        let curate = matches!(trigger, Trigger::Idle | Trigger::TurnsDue | Trigger::Asked);
         let work = async move { run_job(job, curator, curate, cold, route, give_up).await };
         ctx.spawn(work.into_actor(self).map(move |outcome, actor, ctx| {
             actor.finish(&session_id, trigger, turns, outcome);
@@ -432,6 +434,42 @@ async fn run_job(
         );
     }
     outcome
+}
+
+/// `/lore:curate`: distil and curate one session now, with this route (the request's own).
+/// Answers false when the session already waits for a job.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub struct CurateNow {
+    /// The session.
+    pub session_id: String,
+    /// Where its worker calls go.
+    pub route: Arc<WorkerRoute>,
+}
+
+impl Handler<CurateNow> for Distiller {
+    type Result = bool;
+
+    fn handle(&mut self, msg: CurateNow, ctx: &mut Self::Context) -> bool {
+        let seen = self.seen.entry(msg.session_id.clone()).or_default();
+        if seen.queued {
+            return false;
+        }
+        seen.queued = true;
+        seen.retry_at = None;
+        let turns = seen.curated_turns;
+        // Ahead of the idle sessions: the user is waiting for it.
+        self.queue.push_front(Queued {
+            session_id: msg.session_id,
+            route: msg.route,
+            trigger: Trigger::Asked,
+            turns,
+            cold: false,
+        });
+        self.counters.queued = self.queue.len();
+        self.start_next(ctx);
+        true
+    }
 }
 
 /// Starts the next queued job.

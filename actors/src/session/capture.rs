@@ -5,14 +5,19 @@
 
 use lore_proto::{CanonicalRequest, Message, Protocol, Reply, Role};
 use lore_storage::records::RECORD_VERSION;
-use lore_storage::{ForkRecord, MessageSource, NewFork, PathEntry, StoredMessage, now_ms};
-use tracing::info;
+use lore_storage::{
+    ForkRecord, MessageSource, NewFork, PathEntry, PromptVersion, StoredMessage, now_ms,
+};
+use tracing::{info, warn};
 
 use super::SessionActor;
 use crate::error::ActorError;
 use crate::history::common_prefix;
 use crate::model::ProjectHint;
 use crate::registry::{PathChanged, ResponseIdIssued};
+
+/// The project of a session whose requests never stated one: `<prefix><session id>`.
+pub const UNATTRIBUTED_PREFIX: &str = "/__lore_unattributed__/";
 
 impl SessionActor {
     /// Updates the record with a request's new messages (and a fork when the history was
@@ -61,9 +66,7 @@ impl SessionActor {
         if request.model.is_some() {
             self.record.model = request.model.clone();
         }
-        if let Some(hint) = project {
-            self.bind_project(hint);
-        }
+        self.bind_project(project);
         self.record.updated_at_ms = now_ms();
         (new_messages, forked)
     }
@@ -141,7 +144,17 @@ impl SessionActor {
         }
     }
 
-    fn bind_project(&mut self, hint: &ProjectHint) {
+    /// Binds the session to the project its request states; without one, a session that has
+    /// none goes to its own unattributed bucket (provisional), re-homed when a confident path
+    /// arrives.
+    pub(super) fn bind_project(&mut self, hint: Option<&ProjectHint>) {
+        let Some(hint) = hint else {
+            if self.record.project.is_none() {
+                self.record.project = Some(format!("{UNATTRIBUTED_PREFIX}{}", self.record.id));
+                self.record.project_provisional = true;
+            }
+            return;
+        };
         let current_is_guess = self.record.project.is_none() || self.record.project_provisional;
         if current_is_guess && (hint.confident || self.record.project.is_none()) {
             self.record.project = Some(hint.path.clone());
@@ -245,6 +258,106 @@ impl SessionActor {
             open.calibrate = false;
         }
         Some(turn)
+    }
+
+    /// A turn under `/lore:amnesia`: nothing is stored and nothing is planned; the path follows
+    /// the conversation with identities only (no message behind them), so the session still
+    /// matches its later requests and, once amnesia is off, does not capture what was said
+    /// meanwhile.
+    pub(super) fn forget_turn(&mut self, msg: super::PrepareTurn) {
+        drop(msg.unresolved);
+        let turn = self.next_turn;
+        self.next_turn += 1;
+        let continuation = msg.request.previous_response_id.is_some();
+        self.follow_unstored(&msg.identities, continuation);
+        self.open = None;
+        self.open_turn = None;
+        let _ = msg.answer.send(super::TurnPlan {
+            turn,
+            amnesia: true,
+            ..super::TurnPlan::default()
+        });
+        self.record.updated_at_ms = now_ms();
+        match self.store.save_session(&self.record) {
+            Ok(()) => self.report_path(),
+            Err(err) => self.note_failure(&err.into()),
+        }
+    }
+
+    /// Moves the path onto `identities` without storing a message: the shared prefix stays,
+    /// the rest becomes entries with a sequence number and no message behind it.
+    fn follow_unstored(&mut self, identities: &[[u8; 16]], continuation: bool) {
+        let stored = self.record.path_identities();
+        let shared = if continuation {
+            self.record.path.len()
+        } else {
+            common_prefix(&stored, identities)
+        };
+        self.record.path.truncate(shared);
+        let skip = if continuation { 0 } else { shared };
+        for identity in identities.iter().skip(skip) {
+            let seq = PathEntry::UNSTORED | self.record.next_seq;
+            self.record.next_seq += 1;
+            self.record.path.push(PathEntry {
+                seq,
+                identity: *identity,
+                tokens: 0,
+            });
+        }
+    }
+
+    /// `/lore:amnesia on|off`, persisted. `path` is the conversation with the command and the
+    /// gateway's answer: they, and on `off` everything said under amnesia, join the path
+    /// unstored, so the next request matches this session and captures only what is new. On
+    /// also takes the session off the activity board, so no worker job starts for it.
+    pub(super) fn set_amnesia(&mut self, on: bool, path: &[[u8; 16]]) -> Result<bool, ActorError> {
+        let snapshot = self.record.clone();
+        let changed = self.record.amnesia != on;
+        self.record.amnesia = on;
+        self.follow_unstored(path, false);
+        self.record.updated_at_ms = now_ms();
+        // A setting the user gave: on disk before it is confirmed, a crash keeps it.
+        if let Err(err) = self
+            .store
+            .save_session(&self.record)
+            .and_then(|()| self.store.flush())
+        {
+            self.record = snapshot;
+            return Err(err.into());
+        }
+        self.report_path();
+        if on && let Some(board) = &self.board {
+            board.forget(&self.record.id);
+        }
+        if changed {
+            info!(session = %self.record.id, on, "amnesia changed");
+        }
+        Ok(changed)
+    }
+
+    /// Stores what the model is told besides the conversation (the system prompt with the
+    /// developer and system messages folded into it, the tool definitions as sent, the recall
+    /// tool included), once per distinct version, and from which `seq` of the log this session
+    /// used it. A failure is logged; the turn goes on.
+    pub(super) fn capture_prompt(&mut self, msg: &super::PrepareTurn) {
+        let tools = lore_proto::raw_tools(&msg.body);
+        let system = msg.request.system.clone().filter(|s| !s.is_empty());
+        if system.is_none() && tools.is_none() {
+            return;
+        }
+        let now = now_ms();
+        let version = PromptVersion::new(system, tools, msg.request.tool_count as u32, now);
+        let from_seq = self.record.next_seq;
+        match self
+            .store
+            .record_prompt(&self.record.id, from_seq, self.next_turn, &version, now)
+        {
+            Ok(true) => {
+                info!(session = %self.record.id, hash = %version.hash, tools = version.tool_count, "the model is told a new system prompt or tool set")
+            }
+            Ok(false) => {}
+            Err(err) => warn!(session = %self.record.id, error = %err, "system prompt not stored"),
+        }
     }
 
     pub(super) fn report_path(&self) {

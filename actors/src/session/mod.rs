@@ -103,6 +103,9 @@ pub struct TurnPlan {
     pub layer_changed: bool,
     /// The session's project, when known.
     pub project: Option<String>,
+    /// The session is under `/lore:amnesia`: nothing was captured, and the request goes as the
+    /// client sent it.
+    pub amnesia: bool,
 }
 
 /// The upstream answered "prompt is too long" (`ratio` = its count / its limit): raise the
@@ -161,6 +164,16 @@ pub struct TurnCompleted {
 pub struct TurnEnded {
     /// The turn.
     pub turn: u64,
+}
+
+/// `/lore:amnesia on|off`. Answers whether the setting changed.
+#[derive(Message)]
+#[rtype(result = "Result<bool, ActorError>")]
+pub struct SetAmnesia {
+    /// On: store nothing and run no background work for the session.
+    pub on: bool,
+    /// Identities of the conversation with the command and the gateway's answer.
+    pub path: Vec<[u8; 16]>,
 }
 
 /// Asks for the session's counters.
@@ -294,7 +307,12 @@ impl Handler<PrepareTurn> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) {
-        self.prepare(msg);
+        if self.record.amnesia {
+            self.forget_turn(msg);
+        } else {
+            self.capture_prompt(&msg);
+            self.prepare(msg);
+        }
     }
 }
 
@@ -310,6 +328,9 @@ impl Handler<FollowUp> for SessionActor {
     type Result = Option<u64>;
 
     fn handle(&mut self, msg: FollowUp, _: &mut Self::Context) -> Self::Result {
+        if self.record.amnesia {
+            return None;
+        }
         self.follow_up(msg.after, msg.appended)
     }
 }
@@ -318,6 +339,9 @@ impl Handler<TurnCompleted> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, msg: TurnCompleted, ctx: &mut Self::Context) {
+        if self.record.amnesia {
+            return;
+        }
         let snapshot = self.record.clone();
         self.learn(msg.turn, &msg.reply, msg.plan_used);
         let context = self.recent_context(&msg.reply);
@@ -326,6 +350,14 @@ impl Handler<TurnCompleted> for SessionActor {
             self.note_failure(&err);
         }
         self.refresh_candidates(context, ctx);
+    }
+}
+
+impl Handler<SetAmnesia> for SessionActor {
+    type Result = Result<bool, ActorError>;
+
+    fn handle(&mut self, msg: SetAmnesia, _: &mut Self::Context) -> Self::Result {
+        self.set_amnesia(msg.on, &msg.path)
     }
 }
 

@@ -254,6 +254,12 @@ impl ActivityBoard {
             .map(|activity| (activity.in_flight, activity.last_active))
     }
 
+    /// Takes a session off the board, with its route (`/lore:amnesia on`): no worker job starts
+    /// for it until a request of its puts it back.
+    pub fn forget(&self, session_id: &str) {
+        self.lock().remove(session_id);
+    }
+
     /// Forgets sessions quiet for longer than `after` (their routes and credentials with them).
     pub fn forget_older_than(&self, after: Duration) {
         let now = Instant::now();

@@ -75,6 +75,8 @@ fn item_message(item: Fast<'_>, system: &mut Vec<String>) -> Result<Option<Messa
     };
     let kind = item.str("type").unwrap_or("message").to_owned();
     let message = match kind.as_str() {
+        // Tool definitions Codex adds mid-conversation: what the model is told, not a message.
+        "additional_tools" => return Ok(None),
         "message" => {
             let role = match item.str("role").unwrap_or("user") {
                 "system" | "developer" => {
@@ -263,6 +265,18 @@ mod tests {
             ),
         ];
         assert_eq!(req.messages, expected);
+    }
+
+    #[test]
+    fn additional_tools_are_no_message() {
+        let req = parse(json!({"input": [
+            {"type": "message", "role": "user", "content": "hi"},
+            {"type": "additional_tools", "tools": [{"type": "function", "name": "mcp__x"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}
+        ]}));
+        assert_eq!(req.messages.len(), 2);
+        assert_eq!(req.items, vec![0, 2]);
+        assert_eq!(req.messages[1].role, Role::Assistant);
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod script;
 mod server;
 mod sse;
 pub mod ui_seed;
+mod websocket;
 mod worker;
 mod worker_answers;
 
@@ -125,6 +126,13 @@ impl FakeUpstream {
             server,
             thread: Some(thread),
         }
+    }
+
+    /// Offers (or stops offering) the Responses API over WebSocket on `/v1/responses`.
+    pub fn offer_websocket(&self, on: bool) {
+        self.shared
+            .websocket
+            .store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).

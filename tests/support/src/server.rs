@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub overflows: Mutex<Vec<(String, u64, u64)>>,
     /// The OAuth usage endpoint.
     pub quota: crate::quota::FakeQuota,
+    /// Whether `/v1/responses` accepts a WebSocket (`FakeUpstream::offer_websocket`).
+    pub websocket: std::sync::atomic::AtomicBool,
     counter: AtomicU64,
 }
 
@@ -58,6 +60,7 @@ impl Shared {
             in_flight: InFlight::default(),
             overflows: Mutex::new(Vec::new()),
             quota: crate::quota::FakeQuota::default(),
+            websocket: std::sync::atomic::AtomicBool::new(false),
             counter: AtomicU64::new(0),
         }
     }
@@ -95,6 +98,11 @@ pub(crate) fn bind(
     let mut server = HttpServer::new(move || {
         App::new()
             .app_data(shared.clone())
+            .service(
+                web::resource("/v1/responses")
+                    .guard(actix_web::guard::Header("upgrade", "websocket"))
+                    .route(web::get().to(crate::websocket::serve)),
+            )
             .default_service(web::to(handle))
     })
     .workers(opts.workers.max(1))
@@ -277,6 +285,17 @@ pub(crate) fn unix_now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+/// A reply to an LLM request that did not come as an HTTP `POST` (the WebSocket hook).
+pub(crate) async fn respond_llm(
+    proto: Protocol,
+    req: &HttpRequest,
+    body: &Bytes,
+    shared: &Shared,
+) -> HttpResponse {
+    let n = shared.counter.fetch_add(1, Ordering::SeqCst) + 1;
+    llm(proto, req, body, n, shared).await
 }
 
 async fn llm(
