@@ -236,7 +236,7 @@ impl SessionRegistry {
         let (key, min_shared) = match (&identity.header_key, &identity.fingerprint) {
             (Some(header), _) => (format!("h:{header}"), 1),
             (None, Some(fingerprint)) => (format!("f:{fingerprint}"), 2),
-            (None, None) => return self.create(None, identity, ctx),
+            (None, None) => return self.create(None, identity, &msg.incoming, ctx),
         };
         // Only the most recent sessions under a key are candidates: a first message like "hi"
         // can open thousands of one-shot sessions, and matching must not slow down with them.
@@ -257,7 +257,7 @@ impl SessionRegistry {
                 let id = candidates[index].clone();
                 self.activate(&id, Some(msg.incoming.as_ref().clone()), ctx)
             }
-            None => self.create(Some(key), identity, ctx),
+            None => self.create(Some(key), identity, &msg.incoming, ctx),
         }
     }
 
@@ -309,10 +309,14 @@ impl SessionRegistry {
         })
     }
 
+    /// A new session for a request whose history is `incoming`, claimed at once: the actor
+    /// answers the turn's plan before it writes and reports its path, so the client's next
+    /// request can arrive first and must find this session.
     fn create(
         &mut self,
         key: Option<String>,
         identity: &SessionIdentity,
+        incoming: &[[u8; 16]],
         ctx: &mut Context<Self>,
     ) -> Result<SessionHandle, ActorError> {
         let mut record = SessionRecord::new(lore_storage::store::new_session_id());
@@ -337,7 +341,7 @@ impl SessionRegistry {
         self.known.insert(
             id.clone(),
             KnownSession {
-                path: Vec::new(),
+                path: incoming.to_vec(),
                 addr: Some(addr),
                 last_used: Instant::now(),
             },

@@ -186,14 +186,17 @@ fn the_default_observer_compresses_and_keeps_paths() {
 #[test]
 fn the_default_consolidation_keeps_headings_and_recent_bullets() {
     let up = FakeUpstream::start();
-    let mut logs = String::from("Consolidate.\n<observation-logs>\n");
+    // What the user asserted (🔴) stays whatever its age; of the other bullets the newest
+    // 60 % stay (a repeated one counts at its newest place).
+    let mut logs =
+        String::from("Consolidate.\n<observation-logs>\n* 🔴 (09:00) The port is 6543.\n");
     for i in 0..10 {
         logs.push_str(&format!(
-            "Date: 2025-06-0{}\n* 🔴 (10:{i:02}) step {i}\n",
+            "Date: 2025-06-0{}\n* 🟢 (10:{i:02}) step {i}\n",
             i % 3 + 1
         ));
     }
-    logs.push_str("* 🔴 (10:09) step 9\n</observation-logs>");
+    logs.push_str("* 🟢 (10:09) step 9\n</observation-logs>");
     let out = text(&worker(&up, UA_DISTILL, &logs));
     for heading in [
         "## Current State",
@@ -204,9 +207,10 @@ fn the_default_consolidation_keeps_headings_and_recent_bullets() {
         assert!(out.contains(heading), "{out}");
     }
     let bullets: Vec<&str> = out.lines().filter(|l| l.starts_with("* ")).collect();
-    assert_eq!(bullets.len(), 6, "{out}");
-    assert_eq!(bullets[0], "* 🔴 (10:04) step 4");
-    assert_eq!(bullets[5], "* 🔴 (10:09) step 9");
+    assert_eq!(bullets.len(), 7, "{out}");
+    assert_eq!(bullets[0], "* 🔴 (09:00) The port is 6543.");
+    assert_eq!(bullets[1], "* 🟢 (10:04) step 4");
+    assert_eq!(bullets[6], "* 🟢 (10:09) step 9");
     assert!(out.find("## Session Timeline").unwrap() < out.find("step 4").unwrap());
 
     let one = text(&worker(
