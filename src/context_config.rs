@@ -1,8 +1,8 @@
 //! The context manager's settings from the environment: `LORE_CONTEXT` (on/off),
 //! `LORE_TARGET_CACHE_READ_COST` (dollars of cache reads a layer-0 turn may cost, 0.10; 0
 //! disables the cap), `LORE_MAX_LAYER0_TOKENS` (pins the cap), `LORE_CACHE_TTL` (`auto`, `5m`,
-//! `1h`), `LORE_IDLE_RESUME_MINUTES` (5), `LORE_LTM` (long-term knowledge in the prompt, on/off)
-//! and `LORE_MODEL_OVERRIDES` (the model catalogue's corrections). A malformed value is refused at start with a message that names it.
+//! `1h`), `LORE_IDLE_RESUME_MINUTES` (5), `LORE_LTM` (long-term knowledge in the prompt, on/off;
+//! `each-turn` is the benchmarks' baseline that searches system[2] again every turn) and `LORE_MODEL_OVERRIDES` (the model catalogue's corrections). A malformed value is refused at start with a message that names it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,15 +75,17 @@ pub fn from_env(env: &HashMap<String, String>) -> Result<Arc<ContextServices>, S
     }
     let overrides = parse_overrides(value(env, "LORE_MODEL_OVERRIDES").unwrap_or(""))
         .map_err(|err| err.to_string())?;
-    let ltm = match value(env, "LORE_LTM")
+    let (ltm, ltm_each_turn) = match value(env, "LORE_LTM")
         .map(str::to_ascii_lowercase)
         .as_deref()
     {
-        None | Some("on" | "1" | "true") => true,
-        Some("off" | "0" | "false") => false,
+        None | Some("on" | "1" | "true") => (true, false),
+        Some("off" | "0" | "false") => (false, false),
+        // The benchmarks' baseline: system[2] searched and rendered again every turn.
+        Some("each-turn") => (true, true),
         Some(other) => {
             return Err(format!(
-                "LORE_LTM=`{other}` is not known; use on (default) or off"
+                "LORE_LTM=`{other}` is not known; use on (default), off or each-turn (a benchmark baseline)"
             ));
         }
     };
@@ -97,6 +99,7 @@ pub fn from_env(env: &HashMap<String, String>) -> Result<Arc<ContextServices>, S
             idle_resume: Duration::from_secs_f64(idle_minutes * 60.0),
         },
         ltm,
+        ltm_each_turn,
         finder: None,
     }))
 }

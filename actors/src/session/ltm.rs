@@ -91,6 +91,9 @@ impl SessionActor {
             self.record.ltm.stable = Some(text.unwrap_or_default());
         }
         let large = request.messages.len() >= LARGE_COLD_START;
+        if self.services.ltm_each_turn {
+            return self.knowledge_each_turn(project.as_deref(), ltm_budget, large);
+        }
         if self.record.ltm.pinned.is_none()
             && (self.record.ltm.turns >= 2 || large)
             && let Some(found) = self.candidates.take()
@@ -143,6 +146,23 @@ impl SessionActor {
             stable: self.record.ltm.stable.clone().filter(|t| !t.is_empty()),
             pinned: self.record.ltm.pinned.clone().filter(|t| !t.is_empty()),
             deltas,
+        }
+    }
+
+    /// `LORE_LTM=each-turn`: system[2] is whatever the latest search found, rendered again on
+    /// every turn, and nothing goes into deltas (the baseline the pin is measured against).
+    fn knowledge_each_turn(&mut self, project: Option<&str>, ltm_budget: u64, large: bool) -> Knowledge {
+        if (self.record.ltm.turns >= 2 || large)
+            && let Some(found) = self.candidates.take()
+        {
+            let all = self.knowledge();
+            let chosen = pin(&all, &found, project, ltm_budget, &[]);
+            self.record.ltm.pinned = Some(knowledge_block(&chosen));
+        }
+        Knowledge {
+            stable: self.record.ltm.stable.clone().filter(|t| !t.is_empty()),
+            pinned: self.record.ltm.pinned.clone().filter(|t| !t.is_empty()),
+            deltas: Vec::new(),
         }
     }
 
@@ -208,7 +228,7 @@ impl SessionActor {
         };
         let epoch = self.store.knowledge_epoch().unwrap_or(0);
         let never_asked = self.record.ltm.pinned.is_none() && self.candidates.is_none();
-        if !never_asked && epoch == self.record.ltm.epoch {
+        if !never_asked && epoch == self.record.ltm.epoch && !self.services.ltm_each_turn {
             return;
         }
         self.asking = true;
@@ -243,7 +263,7 @@ impl SessionActor {
                 }
             }
         }
-        if self.record.ltm.pinned.is_none() {
+        if self.record.ltm.pinned.is_none() || self.services.ltm_each_turn {
             self.candidates = Some(found);
             if let Err(err) = self.store.save_session(&self.record) {
                 self.note_failure(&err.into());

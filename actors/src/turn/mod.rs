@@ -31,6 +31,9 @@ pub struct ContextServices {
     pub settings: ContextSettings,
     /// Long-term knowledge in the prompt (`LORE_LTM`, default on).
     pub ltm: bool,
+    /// `LORE_LTM=each-turn`, the benchmarks' baseline: system[2] is searched and rendered again
+    /// on every turn (no pin, no deltas), as a naive memory layer would.
+    pub ltm_each_turn: bool,
     /// The hybrid search over knowledge, once the gateway has one.
     pub finder: Option<Arc<dyn crate::ltm::KnowledgeFinder>>,
 }
@@ -40,6 +43,7 @@ impl std::fmt::Debug for ContextServices {
         f.debug_struct("ContextServices")
             .field("settings", &self.settings)
             .field("ltm", &self.ltm)
+            .field("ltm_each_turn", &self.ltm_each_turn)
             .field("finder", &self.finder.is_some())
             .finish_non_exhaustive()
     }
@@ -51,6 +55,7 @@ impl Default for ContextServices {
             catalogue: Catalogue::builtin(),
             settings: ContextSettings::default(),
             ltm: true,
+            ltm_each_turn: false,
             finder: None,
         }
     }

@@ -152,6 +152,7 @@ proptest! {
             )),
             settings: ContextSettings::default(),
             ltm: true,
+            ltm_each_turn: false,
             finder: None,
         };
         let logs = logs();

@@ -9,10 +9,15 @@
 //!   sending a turn to the upstream having it, through Lore against straight to the upstream,
 //!   warm, after restarts and on first sight; the gateway's RSS.
 //!
+//! - `knowledge`: long-term knowledge in the prompt ([`knowledge`]): conventions of one session
+//!   in a fresh session's first prompt against the recall engine alone, and the cache-read
+//!   share of a 30-turn session while knowledge changes, pinned against searched every turn.
+//!
 //! Run through `scripts/bench-context`.
 
 mod client;
 mod economics;
+mod knowledge;
 mod session;
 mod speed;
 
@@ -21,7 +26,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: lore-context-bench economics|speed|all [--lore PATH] [--work-dir DIR]
+const USAGE: &str = "usage: lore-context-bench economics|speed|knowledge|all [--lore PATH] [--work-dir DIR]
        [--turns N] [--window TOKENS] [--tool-time-ms N]      (economics; defaults 120, 64000, 150)
        [--messages N] [--warm N] [--restarts N]              (speed; defaults 5580, 30, 10)";
 
@@ -40,7 +45,7 @@ struct Options {
 fn options() -> anyhow::Result<Options> {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_default();
-    if !matches!(what.as_str(), "economics" | "speed" | "all") {
+    if !matches!(what.as_str(), "economics" | "speed" | "knowledge" | "all") {
         bail!("{USAGE}");
     }
     let mut options = Options {
@@ -90,7 +95,7 @@ fn main() -> anyhow::Result<()> {
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
         .unwrap_or_default();
     println!("# Context manager benchmark (commit {commit})\n");
-    if options.what != "speed" {
+    if matches!(options.what.as_str(), "economics" | "all") {
         let session = session::generate(options.turns);
         let figures = economics::run(
             &options.lore,
@@ -104,7 +109,16 @@ fn main() -> anyhow::Result<()> {
             economics::report(&figures, options.window, options.turns)
         );
     }
-    if options.what != "economics" {
+    if matches!(options.what.as_str(), "knowledge" | "all") {
+        let push = knowledge::push(&options.lore, &options.work)?;
+        let pinned = knowledge::cache(&options.lore, &options.work, "on")?;
+        let each_turn = knowledge::cache(&options.lore, &options.work, "each-turn")?;
+        println!(
+            "## Long-term knowledge in the prompt\n\n{}",
+            knowledge::report(&push, &[pinned, each_turn])
+        );
+    }
+    if matches!(options.what.as_str(), "speed" | "all") {
         let figures = speed::run(
             &options.lore,
             &options.work,
