@@ -140,6 +140,11 @@ mod tests {
             services.catalogue.lookup("claude-sonnet-4-6").context,
             64_000
         );
+        assert!(services.ltm && !services.ltm_each_turn);
+        let services = from_env(&env(&[("LORE_LTM", "each-turn")])).unwrap();
+        assert!(services.ltm && services.ltm_each_turn);
+        let services = from_env(&env(&[("LORE_LTM", "off")])).unwrap();
+        assert!(!services.ltm);
     }
 
     #[test]
@@ -151,6 +156,7 @@ mod tests {
             ("LORE_MAX_LAYER0_TOKENS", "12"),
             ("LORE_CACHE_TTL", "2h"),
             ("LORE_IDLE_RESUME_MINUTES", "-3"),
+            ("LORE_LTM", "sometimes"),
             ("LORE_MODEL_OVERRIDES", r#"{"m":{"contxt":1}}"#),
         ] {
             let err = from_env(&env(&[(name, value)])).unwrap_err();
