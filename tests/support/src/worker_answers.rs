@@ -300,7 +300,13 @@ mod tests {
         // a1 repeated: its newest place counts; of five others the newest three stay.
         assert_eq!(
             bullets,
-            ["* 🔴 (09:00) The port is 6543.", "* 🟢 a4", "* 🟢 a5", "* 🔴 Use tabs.", "* 🟢 a1"]
+            [
+                "* 🔴 (09:00) The port is 6543.",
+                "* 🟢 a4",
+                "* 🟢 a5",
+                "* 🔴 Use tabs.",
+                "* 🟢 a1"
+            ]
         );
     }
 }
