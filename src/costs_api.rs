@@ -21,7 +21,13 @@ use crate::server::AppState;
 /// Days shown when the query names none.
 const DEFAULT_DAYS: u32 = 7;
 /// The most days one report shows.
-const MAX_DAYS: u32 = 366;
+pub const MAX_DAYS: u32 = 366;
+/// What a budget set through the API does while the environment sets one.
+pub const ENV_BUDGET_WINS: &str =
+    "LORE_DAILY_BUDGET is set and wins over the stored budget; unset it to use this one";
+/// Why the budget cannot be set with the tracker off.
+pub const COSTS_OFF: &str =
+    "cost tracking is off (LORE_COSTS=off); unset it and restart the gateway to use a budget";
 
 /// `?days=`.
 #[derive(Debug, Deserialize)]
@@ -94,8 +100,18 @@ pub async fn costs(
     if let Some(refusal) = refuse_management(&req) {
         return refusal;
     }
-    let days = query.days.unwrap_or(DEFAULT_DAYS).clamp(1, MAX_DAYS);
-    let answer = match &state.costs {
+    let days = query.days.unwrap_or(DEFAULT_DAYS);
+    match report(&state, days).await {
+        Ok(report) => HttpResponse::Ok().json(report),
+        Err(err) => actor_error(&err),
+    }
+}
+
+/// The report over `days` days ending today: from the running tracker, or from the ledger on
+/// the blocking pool when it is off. The dashboard's costs page and overview use it too.
+pub async fn report(state: &AppState, days: u32) -> Result<CostsReport, ActorError> {
+    let days = days.clamp(1, MAX_DAYS);
+    match &state.costs {
         Some(costs) => costs
             .addr()
             .send(CostsQuery { days })
@@ -109,10 +125,6 @@ pub async fn costs(
                 .map_err(|err| ActorError::Mailbox(err.to_string()))
                 .and_then(|result| result)
         }
-    };
-    match answer {
-        Ok(report) => HttpResponse::Ok().json(report),
-        Err(err) => actor_error(&err),
     }
 }
 
@@ -137,11 +149,7 @@ pub async fn set_budget(
         Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request", &message),
     };
     let Some(costs) = &state.costs else {
-        return error(
-            StatusCode::CONFLICT,
-            "costs_off",
-            "cost tracking is off (LORE_COSTS=off); unset it and restart the gateway to use a budget",
-        );
+        return error(StatusCode::CONFLICT, "costs_off", COSTS_OFF);
     };
     let answer = costs
         .addr()
@@ -152,9 +160,7 @@ pub async fn set_budget(
     match answer {
         Ok(status) => {
             let note = match status.source.as_deref() {
-                Some("LORE_DAILY_BUDGET") => Value::String(
-                    "LORE_DAILY_BUDGET is set and wins over the stored budget; unset it to use this one".into(),
-                ),
+                Some("LORE_DAILY_BUDGET") => Value::String(ENV_BUDGET_WINS.into()),
                 _ => Value::Null,
             };
             HttpResponse::Ok().json(json!({"budget": status, "note": note}))

@@ -32,6 +32,8 @@ pub fn context_json(context: &ContextRecord) -> Value {
         "busts": context.busts,
         "consecutive_busts": context.consecutive_busts,
         "conversation_ttl": if context.ttl_1h { "1h" } else { "5m" },
+        "pinned_window": context.window_start.is_some(),
+        "window_budget_tokens": context.window_budget,
         "prefix_logs": context.prefix_logs.len(),
         "replaced_outputs": context.stripped_calls.len() + context.duplicate_calls.len(),
         "turns_planned": context.turns_planned,

@@ -48,6 +48,7 @@ fn stored(session: &str, seq: u64, text: &str) -> StoredMessage {
         model: None,
         usage: None,
         partial: false,
+        context_layer: None,
     }
 }
 

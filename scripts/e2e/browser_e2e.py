@@ -7,7 +7,8 @@ BIN_DIR holds `lore` and `lore-ui-seed`; CHROMIUM and CHROMEDRIVER name the brow
 driver (scripts/setup-browser prints them). Checks, each on what a person sees: the overview
 shows the seeded numbers; a card is created, edited (an edit that conflicts with a change made
 meanwhile is refused and both versions are shown), tried (what fires, a one-click keyword) and
-archived; a knowledge entry is forgotten and its history shows it; a session's chart renders;
+archived; a knowledge entry is forgotten and its history shows it; a session's chart renders
+and its turns show their layer and cost; the daily budget is set from the costs page;
 the pages fit a phone in portrait; no page breaks the Content-Security-Policy. Screenshots of
 the main pages go to SCREENSHOT_DIR. Ends with `N passed, N failed`.
 """
@@ -224,13 +225,39 @@ def main():
             run.shot("session.png")
         run.check("a session's chart renders", session_chart)
 
+        def set_budget():
+            run.open("/ui/costs")
+            assert run.text("#budget-amount").startswith("No budget"), run.text("#budget-amount")
+            field = driver.find_element(By.ID, "budget-usd")
+            field.clear()
+            field.send_keys("12.5")
+            driver.find_element(By.ID, "budget-save").click()
+            # The form reloads the page once the gateway stored the budget.
+            WebDriverWait(driver, 10).until(
+                lambda d: d.find_element(By.ID, "budget-amount").text == "$12.50")
+            assert "set here (stored)" in run.text("#budget-status"), run.text("#budget-status")
+            budget = api(base, "GET", "/api/v1/costs")["budget"]
+            assert budget["daily_usd"] == 12.5 and budget["source"] == "api", budget
+            assert driver.find_element(By.ID, "budget-usd").get_attribute("value") == "12.5"
+            run.shot("costs.png")
+        run.check("the budget is set from the costs page", set_budget)
+
+        def session_turns():
+            run.open(f"/ui/sessions/{first_session}")
+            rows = driver.find_elements(By.CSS_SELECTOR, "#turns-table tbody tr")
+            assert len(rows) >= 6, len(rows)
+            assert driver.find_elements(By.CSS_SELECTOR, "#cost-chart svg.chart rect")
+            assert run.text("#context-state"), "the context state panel"
+        run.check("a session's turns show their layer and cost", session_turns)
+
         def other_pages():
             for path, name in [("/ui/search?q=invoice+backoff&mode=bm25", "search.png"),
                                (f"/ui/entities/{api(base, 'GET', '/api/v1/entities')['entities'][1]['id']}", "entity.png"),
-                               ("/ui/costs", "costs.png"), ("/ui/settings", "settings.png")]:
+                               ("/ui/costs", None), ("/ui/settings", "settings.png")]:
                 run.open(path)
                 assert driver.find_element(By.TAG_NAME, "h1").text
-                run.shot(name)
+                if name:
+                    run.shot(name)
         run.check("search, an entity, costs and settings render", other_pages)
 
         def phone():

@@ -13,25 +13,8 @@ pub fn models(as_json: bool) -> anyhow::Result<ExitCode> {
     let services = crate::context_config::from_env(&env).map_err(anyhow::Error::msg)?;
     let rows = services.catalogue.table();
     if as_json {
-        let rows: Vec<_> = rows
-            .iter()
-            .map(|row| {
-                json!({
-                    "model": row.matched,
-                    "provider": row.provider,
-                    "context": row.context,
-                    "context_1m": row.context_1m,
-                    "output": row.output,
-                    "input_per_mtok": row.price.input,
-                    "output_per_mtok": row.price.output,
-                    "cache_read_per_mtok": row.price.cache_read,
-                    "cache_write_per_mtok": row.price.cache_write,
-                    "cache_write_1h_per_mtok": row.price.cache_write_1h,
-                    "quality_knee": row.quality_knee,
-                    "source": row.source.as_str(),
-                })
-            })
-            .collect();
+        // The same rows the dashboard's settings page shows.
+        let rows = crate::dashboard::settings::catalogue::rows(&services.catalogue);
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({"models": rows}))?

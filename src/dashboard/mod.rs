@@ -4,7 +4,8 @@
 //! delete, card writes), each with the rules of the crate that owns the data.
 //!
 //! - [`overview`], [`projects`], [`sessions`], [`knowledge`], [`entities`], [`search`],
-//!   [`cards`], [`costs`], [`settings`]: one module per page.
+//!   [`cards`], [`costs`], [`settings`]: one module per page; [`turns`]: a session's turns
+//!   priced, with their context layers.
 //! - [`error`]: [`error::ApiError`], the `{"error": code, "detail": message}` of every failure.
 //! - [`paging`]: windows of long lists.
 
@@ -19,3 +20,4 @@ pub mod projects;
 pub mod search;
 pub mod sessions;
 pub mod settings;
+pub mod turns;

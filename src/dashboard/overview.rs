@@ -1,5 +1,6 @@
 //! The overview: what Lore holds (projects, sessions live and stored, messages, knowledge,
-//! entities, observation logs, cards), today's worker spend, the health of its parts
+//! entities, observation logs, cards), today's spend and savings (the cost tracker's report,
+//! [`super::costs::today`]), the health of its parts
 //! (embeddings, memory workers, search index, card book, disk use of the data directory) and
 //! the latest warnings and errors it logged (`GET /api/v1/overview`; `GET /api/v1/stats` is
 //! the numbers alone).
@@ -12,6 +13,7 @@ use lore_storage::now_ms;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::costs::{TodayCosts, today};
 use super::error::{ApiError, blocking};
 use super::projects::{ProjectRow, list as project_list};
 use crate::recent_errors::{LoggedEvent, latest};
@@ -45,8 +47,8 @@ pub struct Stats {
     pub worker_calls_today: u64,
     /// Worker spend today (UTC), US dollars.
     pub worker_cost_today_usd: f64,
-    /// What the spend figures leave out.
-    pub spend_note: &'static str,
+    /// Today's spend and savings, every bucket.
+    pub today: TodayCosts,
 }
 
 /// How each part is doing.
@@ -135,7 +137,7 @@ fn stored(state: &AppState) -> Result<Stored, ApiError> {
                 .map_or(0, |l| l.current().snapshot.cards.len()),
             worker_calls_today: calls,
             worker_cost_today_usd: cost,
-            spend_note: "worker calls only: conversation costs and the daily budget are not built yet (issue 13)",
+            today: TodayCosts::default(),
         },
         projects,
         disk: json!({
@@ -152,6 +154,7 @@ pub async fn stats(state: &actix_web::web::Data<AppState>) -> Result<Stats, ApiE
     let inner = state.clone();
     let mut stored = blocking(move || stored(&inner)).await?;
     stored.stats.live_sessions = live_sessions(state).await;
+    stored.stats.today = today(state).await;
     Ok(stored.stats)
 }
 
@@ -169,6 +172,7 @@ pub async fn load(state: &actix_web::web::Data<AppState>) -> Result<Overview, Ap
     let inner = state.clone();
     let mut stored = blocking(move || stored(&inner)).await?;
     stored.stats.live_sessions = live_sessions(state).await;
+    stored.stats.today = today(state).await;
     let (distiller, curator) = crate::api::memory_counters(state).await;
     let index = match &state.index {
         Some(index) => json!({"available": true, "documents": index.num_docs()}),

@@ -1,7 +1,9 @@
 //! One session for the dashboard: its conversation in order (a window of it), each message's
 //! parts with tool calls and results told apart, its forks with the replaced messages readable,
-//! its observation logs, and per turn the prompt tokens, cache reads and cache writes from the
-//! stored replies' usage. Also the two writes on a session: delete and move.
+//! its observation logs, per turn the prompt tokens, cache reads and writes, context layer and
+//! cost ([`super::turns`]), what the cost tracker recorded for it, its context manager's state
+//! and the long-term knowledge its prompt carries (the JSON of `GET /api/v1/sessions/{id}`).
+//! Also the two writes on a session: delete and move.
 //!
 //! A live session actor holds its record in memory and writes it back on its next turn, so a
 //! session with a request in flight, or active within the actor eviction time, is refused
@@ -10,14 +12,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use lore_actors::catalogue::Catalogue;
+use lore_actors::costs::SessionCosts;
 use lore_actors::worker::ActivityBoard;
 use lore_proto::{Part, Usage};
 use lore_storage::{DeletedSession, MessageSource, SessionRecord, Store, StoredMessage};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::error::ApiError;
 use super::paging::{Page, PageQuery};
 use super::projects::{DistillationRow, SessionRow};
+use super::turns::{TurnUsage, turn_usage};
+use crate::session_api::{context_json, knowledge_json};
 
 /// How often the registry looks for idle actors (`lore_actors::registry`): an actor may live this
 /// long past the eviction timeout.
@@ -100,6 +107,8 @@ pub struct MessageView {
     pub usage: Option<Usage>,
     /// The reply was cut short.
     pub partial: bool,
+    /// The context layer a reply's turn was sent at (`None`: a request, or not recorded).
+    pub context_layer: Option<u8>,
     /// Its parts, in order.
     pub parts: Vec<PartView>,
 }
@@ -118,55 +127,10 @@ impl From<&StoredMessage> for MessageView {
             model: m.model.clone(),
             usage: m.usage,
             partial: m.partial,
+            context_layer: m.context_layer,
             parts: m.message.parts.iter().map(part_view).collect(),
         }
     }
-}
-
-/// The usage of one turn's reply.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TurnUsage {
-    /// 1 for the first reply on the path.
-    pub turn: usize,
-    /// Sequence number of the reply.
-    pub seq: u64,
-    /// When it was captured.
-    pub created_at_ms: u64,
-    /// Model that answered.
-    pub model: Option<String>,
-    /// Prompt tokens in all: uncached input + cache reads + cache writes.
-    pub prompt_tokens: u64,
-    /// Uncached input tokens.
-    pub input_tokens: u64,
-    /// Input tokens read from the prompt cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the prompt cache.
-    pub cache_write_tokens: u64,
-    /// Generated tokens.
-    pub output_tokens: u64,
-}
-
-/// Every reply on the path that carries usage, in order.
-pub fn turn_usage(messages: &[StoredMessage]) -> Vec<TurnUsage> {
-    messages
-        .iter()
-        .filter(|m| m.source == MessageSource::Response)
-        .filter_map(|m| m.usage.as_ref().map(|u| (m, u)))
-        .enumerate()
-        .map(|(index, (m, u))| TurnUsage {
-            turn: index + 1,
-            seq: m.seq,
-            created_at_ms: m.created_at_ms,
-            model: m.model.clone(),
-            prompt_tokens: u.input_tokens
-                + u.cache_read_input_tokens
-                + u.cache_creation_input_tokens,
-            input_tokens: u.input_tokens,
-            cache_read_tokens: u.cache_read_input_tokens,
-            cache_write_tokens: u.cache_creation_input_tokens,
-            output_tokens: u.output_tokens,
-        })
-        .collect()
 }
 
 /// A rewrite of history with what it replaced.
@@ -199,8 +163,16 @@ pub struct SessionView {
     pub forks: Vec<ForkView>,
     /// Observation logs and consolidations, in the order written.
     pub distillations: Vec<DistillationRow>,
-    /// Per-turn usage of the whole path (the chart).
+    /// Per-turn usage, layer and cost of the whole path (the charts).
     pub turns: Vec<TurnUsage>,
+    /// The turns' costs summed (priced from their usage).
+    pub turns_cost_usd: f64,
+    /// What the cost tracker recorded for the session (`found` false when nothing).
+    pub costs: SessionCosts,
+    /// The context manager's state (`context_json`: layer, floor, pin, calibration, …).
+    pub context: Value,
+    /// The long-term knowledge in its prompt (`knowledge_json`: system[1], system[2], deltas).
+    pub knowledge: Value,
     /// Card keys injected into the conversation, with the message position they went into.
     pub cards: Vec<(u32, Vec<String>)>,
     /// What is not stored yet and so cannot be shown.
@@ -235,6 +207,7 @@ pub const MESSAGES_PER_PAGE: usize = 100;
 /// that message (a search hit opens there).
 pub fn view(
     store: &Store,
+    catalogue: &Catalogue,
     id: &str,
     mut page: PageQuery,
     focus_seq: Option<u64>,
@@ -249,7 +222,8 @@ pub fn view(
         page.offset = Some(index / limit * limit);
     }
     let page = Page::new(page, messages.len(), MESSAGES_PER_PAGE, 1000);
-    let turns = turn_usage(&messages);
+    let turns = turn_usage(&messages, catalogue, record.model.as_deref());
+    let costs = SessionCosts::from_record(&record.id, store.session_costs(&record.id)?);
     let mut forks = Vec::new();
     for fork in &store.session_forks(&record)? {
         let mut replaced = Vec::new();
@@ -278,23 +252,28 @@ pub fn view(
         page,
         forks,
         distillations,
+        turns_cost_usd: turns.iter().map(|t| t.cost_usd).sum(),
         turns,
+        costs,
+        context: context_json(&record.context),
+        knowledge: knowledge_json(&record.ltm),
         cards: record
             .card_ledger
             .iter()
             .map(|entry| (entry.position, entry.keys.clone()))
             .collect(),
-        not_recorded: vec![
-            "the system prompt and tool definitions of the requests",
-            "the context layer and the cost of each turn",
-        ],
+        not_recorded: vec!["the system prompt and tool definitions of the requests"],
     })
 }
 
-/// The per-turn usage of one session.
-pub fn turns(store: &Store, id: &str) -> Result<Vec<TurnUsage>, ApiError> {
+/// The per-turn usage, layer and cost of one session.
+pub fn turns(store: &Store, catalogue: &Catalogue, id: &str) -> Result<Vec<TurnUsage>, ApiError> {
     let record = store.load_session(id)?.ok_or_else(|| missing(id))?;
-    Ok(turn_usage(&store.session_messages(&record)?))
+    Ok(turn_usage(
+        &store.session_messages(&record)?,
+        catalogue,
+        record.model.as_deref(),
+    ))
 }
 
 /// Refuses to change a session whose actor may hold it in memory.

@@ -55,7 +55,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/entities", web::get().to(pages::knowledge::entities))
         .route("/entities/{id}", web::get().to(pages::knowledge::entity))
         .route("/search", web::get().to(pages::tools::search))
-        .route("/costs", web::get().to(pages::tools::costs))
+        .route("/costs", web::get().to(pages::costs::costs))
         .route("/settings", web::get().to(pages::tools::settings))
         .route("/cards", web::get().to(pages::cards::list))
         .route("/cards/new", web::get().to(pages::cards::new))

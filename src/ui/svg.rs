@@ -110,7 +110,7 @@ pub fn stacked_bars(title: &str, series: &[&str], bars: &[Bar], unit: Unit) -> S
             let _ = write!(
                 svg,
                 r#"<rect class="s{}" x="{x:.2}" y="{base:.2}" width="{bar_w:.2}" height="{h:.2}"><title>{}: {} {}</title></rect>"#,
-                serie % 4 + 1,
+                serie % 5 + 1,
                 escape(&bar.label),
                 escape(&format_value(*value, unit)),
                 escape(name)

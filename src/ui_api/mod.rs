@@ -5,7 +5,7 @@
 //! writes, `x-lore-request: 1`.
 //!
 //! - [`pages`]: the read side (overview, stats, projects, sessions, knowledge, entities, search,
-//!   settings, worker usage).
+//!   settings, worker usage, the costs page).
 //! - [`writes`]: session delete and move, knowledge edit and scope, entity merge.
 //! - [`cards`]: the card editor's endpoints.
 
@@ -66,6 +66,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/search", web::get().to(pages::search))
         .route("/settings", web::get().to(pages::settings))
         .route("/worker-usage", web::get().to(pages::worker_usage))
+        .route("/costs/page", web::get().to(pages::costs_page))
         .route("/cards/kinds", web::get().to(cards::kinds))
         .route("/cards", web::get().to(cards::list))
         .route("/cards", web::post().to(cards::create))

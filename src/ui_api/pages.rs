@@ -54,14 +54,16 @@ pub async fn session(
     let store = state.store.clone();
     let id = path.into_inner();
     let page = page.into_inner();
-    ok(&blocking(move || sessions::view(&store, &id, page, None)).await?)
+    let catalogue = state.config.context.catalogue.clone();
+    ok(&blocking(move || sessions::view(&store, &catalogue, &id, page, None)).await?)
 }
 
 /// `GET /api/v1/sessions/{id}/turns`.
 pub async fn session_turns(path: web::Path<String>, state: web::Data<AppState>) -> ApiResult {
     let store = state.store.clone();
     let id = path.into_inner();
-    let turns = blocking(move || sessions::turns(&store, &id)).await?;
+    let catalogue = state.config.context.catalogue.clone();
+    let turns = blocking(move || sessions::turns(&store, &catalogue, &id)).await?;
     ok(&serde_json::json!({"turns": turns}))
 }
 
@@ -119,5 +121,13 @@ pub async fn settings(state: web::Data<AppState>) -> ApiResult {
 /// `GET /api/v1/worker-usage`.
 pub async fn worker_usage(state: web::Data<AppState>) -> ApiResult {
     let store = state.store.clone();
-    ok(&blocking(move || costs::load(&store)).await?)
+    ok(&blocking(move || costs::worker_usage(&store)).await?)
+}
+
+/// `GET /api/v1/costs/page?days=`: the costs page's data (the report with the budget's notes).
+pub async fn costs_page(
+    query: web::Query<costs::CostsQuery>,
+    state: web::Data<AppState>,
+) -> ApiResult {
+    ok(&costs::load(&state, query.days).await?)
 }

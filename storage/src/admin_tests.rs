@@ -26,6 +26,7 @@ fn message(session: &str, seq: u64) -> StoredMessage {
         model: None,
         usage: None,
         partial: false,
+        context_layer: None,
     }
 }
 

@@ -225,6 +225,7 @@ impl Store {
                 model: message.model.clone(),
                 usage: None,
                 partial: false,
+                context_layer: None,
             };
             record.path.push(PathEntry {
                 seq,

@@ -102,6 +102,7 @@ mod tests {
                     model: None,
                     usage: None,
                     partial: false,
+                    context_layer: None,
                 }
             })
             .collect();

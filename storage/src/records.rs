@@ -216,6 +216,10 @@ pub struct StoredMessage {
     /// True when the reply was cut short (client gone or upstream broke).
     #[serde(default)]
     pub partial: bool,
+    /// The context layer (0–4) the context manager sent the turn at (replies only; `None`
+    /// for requests, for turns it did not plan, and in records written before it was kept).
+    #[serde(default)]
+    pub context_layer: Option<u8>,
 }
 
 /// Encodes a record as MessagePack with field names, so fields can be added later.
@@ -290,10 +294,54 @@ mod tests {
             model: Some("m".into()),
             usage: Some(Usage::default()),
             partial: false,
+            context_layer: None,
         };
         let bytes = encode("message", &stored).unwrap();
         let back: StoredMessage = decode("message", &bytes).unwrap();
         assert_eq!(back, stored);
+        let layered = StoredMessage {
+            context_layer: Some(2),
+            ..stored
+        };
+        let bytes = encode("message", &layered).unwrap();
+        let back: StoredMessage = decode("message", &bytes).unwrap();
+        assert_eq!(back.context_layer, Some(2));
+    }
+
+    #[test]
+    fn a_message_stored_before_context_layers_reads_without_one() {
+        /// The reply record as builds before the context layer wrote it.
+        #[derive(Serialize)]
+        struct OldStoredMessage {
+            version: u16,
+            session_id: String,
+            seq: u64,
+            position: u32,
+            message: Message,
+            identity: [u8; 16],
+            source: MessageSource,
+            created_at_ms: u64,
+            model: Option<String>,
+            usage: Option<Usage>,
+            partial: bool,
+        }
+        let message = Message::new(Role::Assistant, vec![Part::Text { text: "ok".into() }]);
+        let old = OldStoredMessage {
+            version: RECORD_VERSION,
+            session_id: "s".into(),
+            seq: 1,
+            position: 1,
+            identity: message.identity(),
+            message,
+            source: MessageSource::Response,
+            created_at_ms: 5,
+            model: Some("m".into()),
+            usage: Some(Usage::default()),
+            partial: false,
+        };
+        let bytes = encode("message", &old).unwrap();
+        let back: StoredMessage = decode("message", &bytes).unwrap();
+        assert_eq!((back.seq, back.context_layer), (1, None));
     }
 
     #[test]

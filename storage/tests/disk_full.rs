@@ -68,6 +68,7 @@ fn turn(record: &mut SessionRecord, text: &str) -> Vec<StoredMessage> {
         model: None,
         usage: None,
         partial: false,
+        context_layer: None,
     };
     record.path.push(PathEntry {
         seq: stored.seq,

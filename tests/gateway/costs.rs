@@ -95,7 +95,7 @@ fn close(a: f64, b: f64) -> bool {
 
 /// A conversation with cache breakpoints, resent in full each turn; returns what each turn
 /// should cost.
-fn converse(gateway: &Gateway, turns: &[(bool, Option<&str>)]) -> (Vec<f64>, Vec<[u64; 4]>) {
+pub fn converse(gateway: &Gateway, turns: &[(bool, Option<&str>)]) -> (Vec<f64>, Vec<[u64; 4]>) {
     let mut history: Vec<Value> = Vec::new();
     let (mut costs, mut usages) = (Vec::new(), Vec::new());
     for (index, (stream, ttl)) in turns.iter().enumerate() {

@@ -92,13 +92,13 @@ fn a_session_shows_its_conversation_tools_fork_logs_and_chart() {
     );
     assert_eq!(
         html.matches(r#"<g class="bar">"#).count(),
-        6,
-        "one bar per reply"
+        12,
+        "a token bar and a cost bar per reply"
     );
     assert!(html.contains("cache read"), "the chart's legend");
     assert!(
-        html.contains("not recorded yet"),
-        "layers and costs are said to be missing"
+        html.contains(r#"<span class="muted small">not recorded</span>"#),
+        "replies stored before layers were kept say so"
     );
     let missing = gateway.get("/ui/sessions/0000");
     assert_eq!(missing.status, 404);
@@ -143,7 +143,11 @@ fn a_sessions_chart_comes_from_the_replies_the_gateway_captured() {
         "the oracle's cache reads: {turns:?}"
     );
     let html = page(&gateway, &format!("/ui/sessions/{id}"));
-    assert_eq!(html.matches(r#"<g class="bar">"#).count(), 3);
+    assert_eq!(
+        html.matches(r#"<g class="bar">"#).count(),
+        6,
+        "a token bar and a cost bar per reply"
+    );
     assert!(
         html.contains(&format!("{} cache read", turns[1]["cache_read_tokens"])),
         "tooltip of turn 2"
@@ -225,7 +229,7 @@ fn costs_and_settings_say_what_is_there_and_what_is_not() {
     let upstream = FakeUpstream::start();
     let (gateway, _) = seeded_gateway(&upstream);
     let costs = page(&gateway, "/ui/costs");
-    assert!(costs.contains("not built yet (issue 13)"));
+    assert!(!costs.contains("not built yet"));
     assert_eq!(
         costs.matches(r#"<g class="bar">"#).count(),
         5,
@@ -235,7 +239,7 @@ fn costs_and_settings_say_what_is_there_and_what_is_not() {
     let settings = page(&gateway, "/ui/settings");
     assert!(settings.contains("LORE_DATA_DIR") && settings.contains("flag --data-dir"));
     assert!(settings.contains("LORE_EMBEDDINGS") && settings.contains(">environment<"));
-    assert!(settings.contains("model catalogue is not built yet"));
+    assert!(settings.contains(r#"id="catalogue-table""#) && !settings.contains("not built yet"));
 }
 
 #[test]

@@ -270,8 +270,10 @@ impl Catalogue {
         info
     }
 
-    /// Every entry with the overrides applied, then the overrides that match no entry, then
-    /// the unknown-model default: the effective table `lore models` prints.
+    /// Every entry with the overrides applied, then the overrides that are not an entry's own
+    /// prefix (a new model, or a narrower one such as `claude-sonnet-4-5` under
+    /// `claude-sonnet-4`, which would otherwise not show), then the unknown-model default: the
+    /// effective table `lore models` prints.
     pub fn table(&self) -> Vec<ModelInfo> {
         let mut rows: Vec<ModelInfo> = self
             .entries
@@ -282,7 +284,8 @@ impl Catalogue {
             })
             .collect();
         for o in &self.overrides {
-            if self.entry_for(&o.prefix).is_none() {
+            let own_entry = self.entries.iter().any(|entry| entry.prefix == o.prefix);
+            if !o.prefix.is_empty() && !own_entry {
                 rows.push(self.lookup(&o.prefix));
             }
         }

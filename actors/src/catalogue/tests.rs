@@ -112,6 +112,33 @@ fn an_override_can_add_a_model_with_prices() {
 }
 
 #[test]
+fn a_narrower_override_than_an_entry_shows_in_the_table() {
+    let overrides =
+        parse_overrides(r#"{"claude-sonnet-4-5":{"context":64000,"output":8192}}"#).unwrap();
+    let c = Catalogue::with_overrides(overrides);
+    let table = c.table();
+    let narrow = table
+        .iter()
+        .find(|row| row.matched == "claude-sonnet-4-5")
+        .unwrap();
+    assert_eq!((narrow.context, narrow.output), (64_000, 8_192));
+    assert_eq!(narrow.source, Source::Override);
+    assert_eq!(narrow.price.input, 3.0, "prices kept from claude-sonnet-4");
+    let broad = table
+        .iter()
+        .find(|row| row.matched == "claude-sonnet-4")
+        .unwrap();
+    assert_eq!((broad.context, broad.source), (200_000, Source::Catalogue));
+    assert_eq!(
+        table
+            .iter()
+            .filter(|row| row.matched == "claude-sonnet-4-5")
+            .count(),
+        1
+    );
+}
+
+#[test]
 fn malformed_overrides_are_refused_with_the_entry_named() {
     for (text, needle) in [
         ("not json", "not valid JSON"),

@@ -255,6 +255,7 @@ mod tests {
             model: None,
             usage: None,
             partial: false,
+            context_layer: None,
         }
     }
 

@@ -117,6 +117,7 @@ impl SessionActor {
             model: reply.and_then(|reply| reply.model.clone()),
             usage: reply.map(|reply| reply.usage),
             partial: reply.is_some_and(|reply| !reply.complete),
+            context_layer: None,
         }
     }
 
@@ -141,6 +142,7 @@ impl SessionActor {
             model: reply.model.clone(),
             usage: Some(reply.usage),
             partial: !reply.complete,
+            context_layer: None,
         }
     }
 
@@ -178,12 +180,16 @@ impl SessionActor {
             let identity = message.identity();
             if current {
                 let tokens = crate::turn::units::estimate(&message);
-                new_messages.push(self.stored(
-                    message,
-                    identity,
-                    MessageSource::Response,
-                    Some(&reply),
-                ));
+                let mut stored =
+                    self.stored(message, identity, MessageSource::Response, Some(&reply));
+                // The layer the turn was sent at, for the dashboard (issue 14).
+                stored.context_layer = self
+                    .open
+                    .as_ref()
+                    .filter(|open| open.turn == turn)
+                    .and_then(|open| open.plan.as_ref())
+                    .map(|plan| plan.layer);
+                new_messages.push(stored);
                 if let Some(entry) = self.record.path.last_mut() {
                     entry.tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
                 }

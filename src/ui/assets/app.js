@@ -54,7 +54,10 @@
     const result = await api(element.dataset.api, element.dataset.url, body);
     const host = element.tagName === "FORM" ? element : element.parentElement;
     if (!result.ok) {
-      const detail = result.data && result.data.detail ? result.data.detail : "failed (" + result.status + ")";
+      // The dashboard's API answers {"error": code, "detail": …}; the cost tracker's
+      // {"error": {"type": …, "message": …}}.
+      const data = result.data || {};
+      const detail = data.detail || (data.error && data.error.message) || "failed (" + result.status + ")";
       message(host, detail, false);
       return;
     }

@@ -3,10 +3,11 @@
 //! API gives.
 //!
 //! - [`overview`]: overview, projects, a project. [`session`]: a session.
-//! - [`knowledge`]: knowledge and entities. [`tools`]: search, costs, settings.
+//! - [`knowledge`]: knowledge and entities. [`costs`]: costs. [`tools`]: search, settings.
 //! - [`cards`]: the card editor.
 
 pub mod cards;
+pub mod costs;
 pub mod knowledge;
 pub mod overview;
 pub mod session;

@@ -68,6 +68,7 @@ pub fn write_session(store: &Store, session: &Session) -> anyhow::Result<()> {
             model: reply.then(|| session.model.clone()),
             usage: None,
             partial: false,
+            context_layer: None,
         });
     }
     record.next_seq = session.turns.len() as u64;

@@ -1,16 +1,21 @@
 //! A seeded data directory for the dashboard's tests and benchmark: sessions with realistic
 //! conversations (text, tool calls and results, replies with growing prompt and cache usage,
 //! a fork now and then), observation logs, knowledge entries (some with history), entities
-//! with aliases and relations, the worker usage ledger and a few cards. Written through
-//! `lore-storage` before a gateway opens the directory; deterministic for a given plan.
+//! with aliases and relations, the cost ledger (conversation turns per session, worker calls,
+//! throttle counters: [`costs`]) and a few cards. Written through `lore-storage` before a
+//! gateway opens the directory; deterministic for a given plan, except that the cost ledger is
+//! dated from the day of seeding backwards (the costs page shows the days ending today).
+//! Replies of the first two turns of each session carry no context layer (as a build before
+//! layers were recorded wrote them); later ones climb from layer 0 to 2.
+
+mod costs;
 
 use std::path::Path;
 
 use anyhow::Context;
 use lore_proto::{Message, Part, Role, Usage};
 use lore_storage::memory::{
-    Alias, Category, DistillState, Distillation, Entity, KnowledgeEntry, Relation, UsageTotals,
-    WorkerBucket, day_of,
+    Alias, Category, DistillState, Distillation, Entity, KnowledgeEntry, Relation, day_of,
 };
 use lore_storage::records::RECORD_VERSION;
 use lore_storage::{
@@ -82,6 +87,7 @@ fn stored(
     position: u32,
     message: Message,
     reply: Option<Usage>,
+    layer: Option<u8>,
     at: u64,
 ) -> StoredMessage {
     StoredMessage {
@@ -100,6 +106,7 @@ fn stored(
         model: reply.map(|_| "claude-sonnet-4-5".to_string()),
         usage: reply,
         partial: false,
+        context_layer: layer,
     }
 }
 
@@ -150,6 +157,7 @@ pub fn seed(data_dir: &Path, plan: Plan, vault: Option<&Path>) -> anyhow::Result
         for position in 0..plan.messages_per_session {
             let turn = position / 2;
             let at = created + position as u64 * 5_000;
+            let layer = (position % 2 == 1 && turn >= 2).then(|| ((turn - 2) / 2).min(2) as u8);
             let (message, usage) = if position % 2 == 0 {
                 let mut parts = vec![Part::Text {
                     text: user_text(s, turn),
@@ -186,6 +194,7 @@ pub fn seed(data_dir: &Path, plan: Plan, vault: Option<&Path>) -> anyhow::Result
                 position as u32,
                 message,
                 usage,
+                layer,
                 at,
             ));
         }
@@ -213,6 +222,7 @@ pub fn seed(data_dir: &Path, plan: Plan, vault: Option<&Path>) -> anyhow::Result
                     }],
                 ),
                 None,
+                None,
                 created + 1_000,
             );
             record.forks.push(ForkRecord {
@@ -227,6 +237,7 @@ pub fn seed(data_dir: &Path, plan: Plan, vault: Option<&Path>) -> anyhow::Result
         store
             .commit_turn(&record, &messages)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        costs::seed_session(&store, &record, &messages, s)?;
         seeded.messages += messages.len();
         let logs: Vec<Distillation> = (0..2u64)
             .map(|n| Distillation {
@@ -326,26 +337,7 @@ fn seed_memory(store: &Store, plan: Plan, seeded: &mut Seeded) -> anyhow::Result
         store.save_entity(&entity).map_err(err)?;
     }
     seeded.entities = ids;
-    for day in 0..5u64 {
-        let date = day_of(START_MS + day * 86_400_000);
-        for (bucket, cost) in [
-            (WorkerBucket::Distillation, 0.012),
-            (WorkerBucket::Curation, 0.004),
-        ] {
-            let usage = UsageTotals {
-                calls: 3 + day,
-                failures: 0,
-                input_tokens: 12_000,
-                output_tokens: 900,
-                cache_read_tokens: 0,
-                cache_write_tokens: 0,
-                cost_usd: cost * (day + 1) as f64,
-            };
-            store
-                .record_worker_usage(&date, bucket, &usage)
-                .map_err(err)?;
-        }
-    }
+    costs::seed_ledger(store)?;
     Ok(())
 }
 

@@ -1,11 +1,18 @@
 //! The effective configuration, each value with where it came from: a command-line flag, an
 //! environment variable, or the default (`GET /api/v1/settings`). Secrets (the gateway token,
-//! the worker key, extra upstream headers) are shown as set or not, never their value. The
-//! model catalogue is listed only once one is built.
+//! the worker key, extra upstream headers) are shown as set or not, never their value.
+//!
+//! - [`context`]: the rows of the context manager and the cost tracker.
+//! - [`catalogue`]: the model catalogue in force (the one the context manager, the cost
+//!   tracker and the workers price from), each entry with where it came from.
+
+pub mod catalogue;
+pub mod context;
 
 use serde::Serialize;
 
 use crate::config::GatewayConfig;
+use catalogue::CatalogueRow;
 
 /// One setting.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -21,17 +28,30 @@ pub struct SettingRow {
 }
 
 /// The settings page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Settings {
     /// Every setting, grouped as the README lists them.
     pub settings: Vec<SettingRow>,
-    /// The model catalogue, when one is built.
-    pub model_catalogue: Option<Vec<String>>,
-    /// Why there is no catalogue.
-    pub model_catalogue_note: &'static str,
+    /// The model catalogue in force: every entry with the overrides applied, then overrides
+    /// that match no entry, then the default of any other model.
+    pub model_catalogue: Vec<CatalogueRow>,
+    /// Entries `LORE_MODEL_OVERRIDES` changed or added.
+    pub overridden: usize,
 }
 
-fn secret(set: bool) -> String {
+/// Where a value came from: the flag when given, the environment when set, else the default.
+pub fn source_of(config: &GatewayConfig, flag: Option<(&str, bool)>, env: &str) -> String {
+    if let Some((name, true)) = flag {
+        return format!("flag {name}");
+    }
+    if config.env_set.contains(env) {
+        return "environment".into();
+    }
+    "default".into()
+}
+
+/// A secret shown as set or not.
+pub fn secret(set: bool) -> String {
     if set {
         "set (hidden)".into()
     } else {
@@ -39,22 +59,15 @@ fn secret(set: bool) -> String {
     }
 }
 
-fn seconds(d: std::time::Duration) -> String {
+/// A duration in seconds.
+pub fn seconds(d: std::time::Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
 
 /// The rows of a configuration.
 pub fn load(config: &GatewayConfig) -> Settings {
     let flags = &config.flags;
-    let source = |flag: Option<(&str, bool)>, env: &str| -> String {
-        if let Some((name, true)) = flag {
-            return format!("flag {name}");
-        }
-        if config.env_set.contains(env) {
-            return "environment".into();
-        }
-        "default".into()
-    };
+    let source = |flag: Option<(&str, bool)>, env: &str| source_of(config, flag, env);
     let mut rows = Vec::new();
     let mut row = |name: &'static str, value: String, source: String, about: &'static str| {
         rows.push(SettingRow {
@@ -301,9 +314,11 @@ pub fn load(config: &GatewayConfig) -> Settings {
         source(None, "LORE_WORKER_RETRY_BASE_MS"),
         "first worker backoff (ms)",
     );
+    rows.extend(context::rows(config));
+    let model_catalogue = catalogue::rows(&config.context.catalogue);
     Settings {
+        overridden: model_catalogue.iter().filter(|r| r.overridden).count(),
         settings: rows,
-        model_catalogue: None,
-        model_catalogue_note: "the model catalogue is not built yet (lore_actors::catalogue, issue of the context manager); this page lists it once it lands",
+        model_catalogue,
     }
 }
