@@ -151,7 +151,12 @@ impl SessionActor {
 
     /// `LORE_LTM=each-turn`: system[2] is whatever the latest search found, rendered again on
     /// every turn, and nothing goes into deltas (the baseline the pin is measured against).
-    fn knowledge_each_turn(&mut self, project: Option<&str>, ltm_budget: u64, large: bool) -> Knowledge {
+    fn knowledge_each_turn(
+        &mut self,
+        project: Option<&str>,
+        ltm_budget: u64,
+        large: bool,
+    ) -> Knowledge {
         if (self.record.ltm.turns >= 2 || large)
             && let Some(found) = self.candidates.take()
         {

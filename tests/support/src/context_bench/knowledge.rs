@@ -27,18 +27,66 @@ const CLIENT_SYSTEM: &str = "You are a coding agent working in this repository."
 /// The conventions of session one: the rule said in passing, the token that proves it arrived,
 /// and the question a user would ask the recall tool about it.
 const CONVENTIONS: [(&str, &str, &str); 12] = [
-    ("We always run cargo clippy with -D warnings before pushing.", "clippy with -D warnings", "which lint flags before a push"),
-    ("We never commit directly to the release-2026 branch.", "release-2026", "can I commit on the release branch"),
-    ("We prefer thiserror enums over anyhow in library crates.", "thiserror enums", "error handling crate for libraries"),
-    ("We use port 6543 for the staging database, always.", "port 6543", "staging database port"),
-    ("We always squash merge pull requests into main.", "squash merge", "how are pull requests merged"),
-    ("We never log customer email addresses, not even at debug level.", "customer email", "may I log user emails"),
-    ("Convention: snake_case module names like ledger_sync.rs everywhere.", "ledger_sync.rs", "how should I name module files"),
-    ("Convention: money amounts are i64 cents, never floats.", "i64 cents", "type for money amounts"),
-    ("Convention: every migration file is named V<n>__<what>.sql under db/migrations.", "V<n>__", "migration file naming"),
-    ("Convention: integration tests live in tests/it_*.rs and use the fixtures crate.", "tests/it_", "where do integration tests go"),
-    ("Convention: feature flags are read through flags::enabled, never from env directly.", "flags::enabled", "how to check a feature flag"),
-    ("Convention: timestamps are stored as UTC milliseconds in u64 columns.", "UTC milliseconds", "timestamp storage format"),
+    (
+        "We always run cargo clippy with -D warnings before pushing.",
+        "clippy with -D warnings",
+        "which lint flags before a push",
+    ),
+    (
+        "We never commit directly to the release-2026 branch.",
+        "release-2026",
+        "can I commit on the release branch",
+    ),
+    (
+        "We prefer thiserror enums over anyhow in library crates.",
+        "thiserror enums",
+        "error handling crate for libraries",
+    ),
+    (
+        "We use port 6543 for the staging database, always.",
+        "port 6543",
+        "staging database port",
+    ),
+    (
+        "We always squash merge pull requests into main.",
+        "squash merge",
+        "how are pull requests merged",
+    ),
+    (
+        "We never log customer email addresses, not even at debug level.",
+        "customer email",
+        "may I log user emails",
+    ),
+    (
+        "Convention: snake_case module names like ledger_sync.rs everywhere.",
+        "ledger_sync.rs",
+        "how should I name module files",
+    ),
+    (
+        "Convention: money amounts are i64 cents, never floats.",
+        "i64 cents",
+        "type for money amounts",
+    ),
+    (
+        "Convention: every migration file is named V<n>__<what>.sql under db/migrations.",
+        "V<n>__",
+        "migration file naming",
+    ),
+    (
+        "Convention: integration tests live in tests/it_*.rs and use the fixtures crate.",
+        "tests/it_",
+        "where do integration tests go",
+    ),
+    (
+        "Convention: feature flags are read through flags::enabled, never from env directly.",
+        "flags::enabled",
+        "how to check a feature flag",
+    ),
+    (
+        "Convention: timestamps are stored as UTC milliseconds in u64 columns.",
+        "UTC milliseconds",
+        "timestamp storage format",
+    ),
 ];
 
 /// The figures of the push measurement.
@@ -86,8 +134,9 @@ impl Chat<'_> {
         {
             last.insert("cache_control".into(), json!({"type": "ephemeral"}));
         }
-        self.upstream
-            .push(Script::Text("Done; the change is in and the tests pass.".into()));
+        self.upstream.push(Script::Text(
+            "Done; the change is in and the tests pass.".into(),
+        ));
         let body = json!({
             "model": MODEL,
             "max_tokens": 512,
@@ -112,7 +161,12 @@ impl Chat<'_> {
     }
 }
 
-fn chat<'a>(gateway: &LoreProcess, upstream: &'a FakeUpstream, session: &str, project: &'a str) -> Chat<'a> {
+fn chat<'a>(
+    gateway: &LoreProcess,
+    upstream: &'a FakeUpstream,
+    session: &str,
+    project: &'a str,
+) -> Chat<'a> {
     Chat {
         base: gateway.base(),
         upstream,
@@ -122,7 +176,12 @@ fn chat<'a>(gateway: &LoreProcess, upstream: &'a FakeUpstream, session: &str, pr
     }
 }
 
-fn spawn(lore: &Path, dir: &Path, upstream: &FakeUpstream, ltm: &str) -> anyhow::Result<LoreProcess> {
+fn spawn(
+    lore: &Path,
+    dir: &Path,
+    upstream: &FakeUpstream,
+    ltm: &str,
+) -> anyhow::Result<LoreProcess> {
     std::fs::create_dir_all(dir)?;
     let url = upstream.url();
     let gateway = LoreProcess::spawn(
@@ -141,7 +200,9 @@ fn spawn(lore: &Path, dir: &Path, upstream: &FakeUpstream, ltm: &str) -> anyhow:
     )?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if http_client::get(&gateway.base(), "/health", &[]).status == 200 {
+        if http_client::request(&gateway.base(), "GET", "/health", &[], b"")
+            .is_ok_and(|r| r.status == 200)
+        {
             return Ok(gateway);
         }
         std::thread::sleep(Duration::from_millis(25));
@@ -158,7 +219,12 @@ fn fake() -> FakeUpstream {
 
 /// The project's knowledge entries as JSON text.
 fn knowledge_text(gateway: &LoreProcess, project: &str) -> String {
-    http_client::get(&gateway.base(), &format!("/api/v1/knowledge?project={project}"), &[]).text()
+    http_client::get(
+        &gateway.base(),
+        &format!("/api/v1/knowledge?project={project}"),
+        &[],
+    )
+    .text()
 }
 
 /// Session one: each convention said in passing between unrelated work; then quiet until the
@@ -170,13 +236,18 @@ fn teach(gateway: &LoreProcess, upstream: &FakeUpstream) -> anyhow::Result<(usiz
         teacher.turn(&format!(
             "Refactor the invoice exporter in src/export_{n}.rs so the totals add up."
         ))?;
-        teacher.turn(&format!("{rule} Also look at the flaky test in tests/export_{n}.rs."))?;
+        teacher.turn(&format!(
+            "{rule} Also look at the flaky test in tests/export_{n}.rs."
+        ))?;
     }
     let start = Instant::now();
     let deadline = start + Duration::from_secs(60);
     loop {
         let text = knowledge_text(gateway, PROJECT);
-        let curated = CONVENTIONS.iter().filter(|(_, token, _)| text.contains(token)).count();
+        let curated = CONVENTIONS
+            .iter()
+            .filter(|(_, token, _)| text.contains(token))
+            .count();
         if curated == CONVENTIONS.len() || Instant::now() > deadline {
             return Ok((curated, start.elapsed().as_secs_f64()));
         }
@@ -190,7 +261,10 @@ fn conversation_bodies(upstream: &FakeUpstream) -> Vec<Value> {
         .requests()
         .iter()
         .filter(|r| r.method == "POST" && r.path.starts_with("/v1/messages"))
-        .filter(|r| !r.header("user-agent").is_some_and(|ua| ua.starts_with("lore-worker")))
+        .filter(|r| {
+            !r.header("user-agent")
+                .is_some_and(|ua| ua.starts_with("lore-worker"))
+        })
         .filter_map(|r| serde_json::from_slice(&r.body).ok())
         .collect()
 }
@@ -199,22 +273,44 @@ fn conversation_bodies(upstream: &FakeUpstream) -> Vec<Value> {
 fn added_system(body: &Value) -> Vec<Value> {
     body["system"]
         .as_array()
-        .map(|blocks| blocks.iter().filter(|b| b["text"] != CLIENT_SYSTEM).cloned().collect())
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b["text"] != CLIENT_SYSTEM)
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn count_tokens_in(text: &str) -> usize {
-    CONVENTIONS.iter().filter(|(_, token, _)| text.contains(token)).count()
+    CONVENTIONS
+        .iter()
+        .filter(|(_, token, _)| text.contains(token))
+        .count()
 }
 
 /// The first request of a fresh session of `project`: how many conventions it carries, and the
 /// tokens (the fake's count, four characters a token) of the blocks Lore added.
-fn first_prompt(gateway: &LoreProcess, upstream: &FakeUpstream, session: &str, project: &str) -> anyhow::Result<(usize, u64)> {
+fn first_prompt(
+    gateway: &LoreProcess,
+    upstream: &FakeUpstream,
+    session: &str,
+    project: &str,
+) -> anyhow::Result<(usize, u64)> {
     upstream.clear_requests();
     chat(gateway, upstream, session, project).turn("What should I look at first today?")?;
-    let body = conversation_bodies(upstream).pop().context("no conversation request reached the fake")?;
-    let added: String = added_system(&body).iter().filter_map(|b| b["text"].as_str()).collect();
-    Ok((count_tokens_in(&body["system"].to_string()), (added.len() as u64).div_ceil(4)))
+    let body = conversation_bodies(upstream)
+        .pop()
+        .context("no conversation request reached the fake")?;
+    let added: String = added_system(&body)
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect();
+    Ok((
+        count_tokens_in(&body["system"].to_string()),
+        (added.len() as u64).div_ceil(4),
+    ))
 }
 
 /// The push measurement.
@@ -223,8 +319,10 @@ pub fn push(lore: &Path, work: &Path) -> anyhow::Result<Push> {
     let dir = work.join("push");
     let gateway = spawn(lore, &dir, &upstream, "on")?;
     let (curated, seconds) = teach(&gateway, &upstream)?;
-    let (in_first_prompt, tokens_added) = first_prompt(&gateway, &upstream, "ltm-bench-fresh", PROJECT)?;
-    let (in_other_project, _) = first_prompt(&gateway, &upstream, "ltm-bench-other", OTHER_PROJECT)?;
+    let (in_first_prompt, tokens_added) =
+        first_prompt(&gateway, &upstream, "ltm-bench-fresh", PROJECT)?;
+    let (in_other_project, _) =
+        first_prompt(&gateway, &upstream, "ltm-bench-other", OTHER_PROJECT)?;
     // The recall engine alone: the question a user would ask, top 5 of the project.
     let mut recall_top5 = 0;
     for (_, token, question) in CONVENTIONS {
@@ -232,7 +330,10 @@ pub fn push(lore: &Path, work: &Path) -> anyhow::Result<Push> {
             "/api/v1/recall?q={}&project={PROJECT}&limit=5",
             lore_test_support::lore_process::encode(question)
         );
-        if http_client::get(&gateway.base(), &path, &[]).text().contains(token) {
+        if http_client::get(&gateway.base(), &path, &[])
+            .text()
+            .contains(token)
+        {
             recall_top5 += 1;
         }
     }
@@ -254,7 +355,7 @@ pub fn push(lore: &Path, work: &Path) -> anyhow::Result<Push> {
 }
 
 /// A 30-turn session of the project with `LORE_LTM=ltm`, its topic moving across the
-/// conventions, a new entry imported before turn 16.
+/// conventions, a new entry about what the session is doing imported before turn 16.
 pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
     let upstream = fake();
     let gateway = spawn(lore, &work.join(format!("cache-{ltm}")), &upstream, ltm)?;
@@ -262,12 +363,24 @@ pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
     upstream.clear_requests();
     let observed = upstream.cache_observations().len();
     let mut session = chat(&gateway, &upstream, "ltm-bench-thirty", PROJECT);
-    let topics = ["module names", "money amounts", "migrations", "integration tests", "feature flags", "timestamps"];
+    let topics = [
+        "module names",
+        "money amounts",
+        "migrations",
+        "integration tests",
+        "feature flags",
+        "timestamps",
+    ];
     for turn in 0..30 {
         if turn == 15 {
-            let export = http_client::get(&gateway.base(), &format!("/api/v1/knowledge/export?project={PROJECT}"), &[]).text();
+            let export = http_client::get(
+                &gateway.base(),
+                &format!("/api/v1/knowledge/export?project={PROJECT}"),
+                &[],
+            )
+            .text();
             let changed = format!(
-                "{export}\n## Gotchas\n\n### Migrations need the advisory lock\nRun db/migrations with the advisory lock held, or two deploys race.\n"
+                "{export}\n## Gotchas\n\n### Integration tests need the fixtures database\nThe integration tests in tests/it_*.rs fail against src/ledger files unless the fixtures database is up: run scripts/fixtures first.\n"
             );
             let headers = [("x-lore-request", "1"), ("content-type", "text/markdown")];
             let response = http_client::request(
@@ -297,7 +410,10 @@ pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
             versions.push(text.to_string());
         }
         let text = body["messages"].to_string();
-        deltas = deltas.max(text.matches("[Lore: an update of the long-term knowledge").count());
+        deltas = deltas.max(
+            text.matches("[Lore: an update of the long-term knowledge")
+                .count(),
+        );
     }
     let (mut read, mut prompt, mut busts) = (0u64, 0u64, 0usize);
     for o in upstream.cache_observations().iter().skip(observed) {
@@ -312,7 +428,11 @@ pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
     Ok(Cache {
         mode: ltm.into(),
         turns: bodies.len(),
-        read_share: if prompt == 0 { 0.0 } else { read as f64 / prompt as f64 },
+        read_share: if prompt == 0 {
+            0.0
+        } else {
+            read as f64 / prompt as f64
+        },
         busts,
         system2_versions: versions.len(),
         deltas,
@@ -344,7 +464,11 @@ pub fn report(push: &Push, cache: &[Cache]) -> String {
          | system[2] | turns | cache-read share | busts | system[2] versions sent | deltas |\n|---|---|---|---|---|---|\n",
     );
     for c in cache {
-        let mode = if c.mode == "on" { "pinned (`LORE_LTM=on`)" } else { "searched every turn (`LORE_LTM=each-turn`)" };
+        let mode = if c.mode == "on" {
+            "pinned (`LORE_LTM=on`)"
+        } else {
+            "searched every turn (`LORE_LTM=each-turn`)"
+        };
         out.push_str(&format!(
             "| {mode} | {} | {:.1} % | {} | {} | {} |\n",
             c.turns,

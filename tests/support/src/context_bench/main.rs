@@ -26,7 +26,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-const USAGE: &str = "usage: lore-context-bench economics|speed|knowledge|all [--lore PATH] [--work-dir DIR]
+const USAGE: &str =
+    "usage: lore-context-bench economics|speed|knowledge|all [--lore PATH] [--work-dir DIR]
        [--turns N] [--window TOKENS] [--tool-time-ms N]      (economics; defaults 120, 64000, 150)
        [--messages N] [--warm N] [--restarts N]              (speed; defaults 5580, 30, 10)";
 
