@@ -200,7 +200,9 @@ fn spawn(
     )?;
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if http_client::get(&gateway.base(), "/health", &[]).status == 200 {
+        if http_client::request(&gateway.base(), "GET", "/health", &[], b"")
+            .is_ok_and(|r| r.status == 200)
+        {
             return Ok(gateway);
         }
         std::thread::sleep(Duration::from_millis(25));
@@ -353,7 +355,7 @@ pub fn push(lore: &Path, work: &Path) -> anyhow::Result<Push> {
 }
 
 /// A 30-turn session of the project with `LORE_LTM=ltm`, its topic moving across the
-/// conventions, a new entry imported before turn 16.
+/// conventions, a new entry about what the session is doing imported before turn 16.
 pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
     let upstream = fake();
     let gateway = spawn(lore, &work.join(format!("cache-{ltm}")), &upstream, ltm)?;
@@ -378,7 +380,7 @@ pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
             )
             .text();
             let changed = format!(
-                "{export}\n## Gotchas\n\n### Migrations need the advisory lock\nRun db/migrations with the advisory lock held, or two deploys race.\n"
+                "{export}\n## Gotchas\n\n### Integration tests need the fixtures database\nThe integration tests in tests/it_*.rs fail against src/ledger files unless the fixtures database is up: run scripts/fixtures first.\n"
             );
             let headers = [("x-lore-request", "1"), ("content-type", "text/markdown")];
             let response = http_client::request(
