@@ -1,6 +1,7 @@
 //! `lore-recall-eval`: the retrieval benchmark of Lore's recall, against the real binary.
 //!
-//! - `quality`: recall@5, recall@10 and MRR@10 of the labelled set per mode and question type.
+//! - `quality`: recall@5, recall@10 and MRR@10 of both halves of the labelled set (tuning and
+//!   held-out) per mode and question group, and whether snippets show the answer.
 //! - `latency`: recall latency (client-side, over HTTP), reindex time and RSS at 10k/100k
 //!   stored messages.
 //! - `dump-set FILE`: writes the labelled set as JSON.
@@ -18,13 +19,14 @@ use anyhow::{Context, bail};
 use lore_test_support::retrieval::RetrievalSet;
 
 const USAGE: &str = "usage:
-  lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid] [--report FILE] [--keep]
+  lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid,hybrid+rerank] [--report FILE] [--keep]
   lore-recall-eval latency [--lore PATH] [--messages 10000,100000] [--queries 500] [--modes …] [--keep]
   lore-recall-eval dump-set FILE
 options:
   --lore PATH       the lore binary (default target/release/lore)
   --work-dir DIR    where the scratch data directories go (default the system temp dir)
-  --keep            keep the scratch data directories";
+  --keep            keep the scratch data directories
+modes: bm25, vector or hybrid; `+rerank` asks for the cross-encoder reranker (off otherwise)";
 
 /// Options shared by the subcommands.
 pub struct Options {
@@ -86,7 +88,12 @@ fn main() -> anyhow::Result<()> {
     };
     let mut options = Options {
         lore: PathBuf::from("target/release/lore"),
-        modes: vec!["bm25".into(), "vector".into(), "hybrid".into()],
+        modes: vec![
+            "bm25".into(),
+            "vector".into(),
+            "hybrid".into(),
+            "hybrid+rerank".into(),
+        ],
         messages: vec![10_000, 100_000],
         queries: 500,
         report: None,
