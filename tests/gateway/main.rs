@@ -26,6 +26,7 @@ mod ltm;
 mod mcp;
 mod memory;
 mod recall;
+mod recall_snippets;
 mod recall_tool;
 mod retention;
 mod routes;

@@ -106,16 +106,20 @@ impl Gateway {
     }
 
     /// The same, with each result's snippet. `mode` is a recall mode (`bm25`, `vector`,
-    /// `hybrid`), optionally with `+rerank` (the reranker on); without it the reranker is off.
+    /// `hybrid`), optionally with `+rerank` (the reranker on) or `+rerank@W` (on, with weight
+    /// `W` against the fused order, a number or `inf`); without it the reranker is off.
     pub fn recall_hits(&self, query: &str, mode: &str, limit: usize) -> anyhow::Result<Answer> {
-        let (mode, rerank) = match mode.strip_suffix("+rerank") {
-            Some(mode) => (mode, "on"),
-            None => (mode, "off"),
+        let (mode, rerank, weight) = match mode.split_once("+rerank") {
+            Some((mode, rest)) => (mode, "on", rest.strip_prefix('@')),
+            None => (mode, "off", None),
         };
-        let path = format!(
+        let mut path = format!(
             "/api/v1/recall?q={}&limit={limit}&scope=all&mode={mode}&rerank={rerank}",
             encode(query)
         );
+        if let Some(weight) = weight {
+            path.push_str(&format!("&rerank_weight={weight}"));
+        }
         let response = http_client::request(&self.base(), "GET", &path, &[], b"")?;
         if response.status != 200 {
             bail!("recall answered {}: {}", response.status, response.text());

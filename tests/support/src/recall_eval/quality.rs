@@ -216,7 +216,7 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
                         .add(rank, answer.is_err());
                 }
                 if let Ok(answer) = answer {
-                    not_reranked += usize::from(mode.ends_with("+rerank") && !answer.reranked);
+                    not_reranked += usize::from(mode.contains("+rerank") && !answer.reranked);
                     if let Some(rank) = rank {
                         found += 1;
                         let snippet = &answer.hits[rank - 1].snippet;
@@ -263,7 +263,7 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
                     "| {mode} | {asked_changed} | {current_first} | {stale_first} | {neither} |"
                 ));
             }
-            if mode.ends_with("+rerank") {
+            if mode.contains("+rerank") {
                 reranked.push(format!(
                     "{} half, {mode}: {not_reranked} of {} answers were not reranked (deadline or failure; their order is the fused one).",
                     half.name,

@@ -167,12 +167,11 @@ impl Slots {
 /// The text of each placed message, by slot.
 type Placed = Vec<Option<(String, Option<String>, Option<String>)>>;
 
+/// Per fact: the fact, the slot of its answering message and of the message it superseded.
+type Asked<'a> = Vec<(&'a Fact, usize, Option<usize>)>;
+
 /// The session of project `index` and, per fact, its answering message and superseded one.
-fn build<'a>(
-    index: usize,
-    project: &'a Project,
-    rng: &mut Rng,
-) -> (Session, Vec<(&'a Fact, usize, Option<usize>)>) {
+fn build<'a>(index: usize, project: &'a Project, rng: &mut Rng) -> (Session, Asked<'a>) {
     let started = BASE_MS + 60 * DAY_MS + index as u64 * 2 * DAY_MS + rng.below(36_000_000) as u64;
     let id = session_id(started, rng);
     let mut slots = Slots {
