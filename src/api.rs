@@ -70,18 +70,19 @@ pub async fn session_messages(
     }
     let id = path.into_inner();
     let store = state.store.clone();
-    let lookup = web::block(move || -> Result<Option<(SessionRecord, Vec<StoredMessage>)>, lore_storage::StorageError> {
-        let Some(record) = store.load_session(&id)? else {
-            return Ok(None);
-        };
-        let messages = store.session_messages(&record)?;
-        Ok(Some((record, messages)))
-    })
+    let lookup = web::block(
+        move || -> Result<Option<Value>, lore_storage::StorageError> {
+            let Some(record) = store.load_session(&id)? else {
+                return Ok(None);
+            };
+            let messages = store.session_messages(&record)?;
+            let forks = store.session_forks(&record)?;
+            Ok(Some(session_detail(&record, &forks, &messages)))
+        },
+    )
     .await;
     match lookup {
-        Ok(Ok(Some((record, messages)))) => {
-            HttpResponse::Ok().json(session_detail(&record, &messages))
-        }
+        Ok(Ok(Some(detail))) => HttpResponse::Ok().json(detail),
         Ok(Ok(None)) => session_not_found(),
         Ok(Err(err)) => storage_error(&err.to_string()),
         Err(err) => storage_error(&err.to_string()),
@@ -123,6 +124,7 @@ pub async fn actors(req: HttpRequest, state: web::Data<AppState>) -> HttpRespons
         "curator": curator,
         "activity": {"sessions_in_flight": busy, "requests_unresolved": unresolved},
         "worker_usage": usage_json(&usage),
+        "cost_tracker": crate::costs_api::tracker_counters(&state).await,
     }))
 }
 
@@ -200,7 +202,7 @@ pub fn session_summary(record: &SessionRecord) -> Value {
         "model": record.model,
         "messages": record.path.len(),
         "turns": record.turns,
-        "forks": record.forks.len(),
+        "forks": record.forks_seen(),
         "created_at_ms": record.created_at_ms,
         "updated_at_ms": record.updated_at_ms,
         "usage": record.usage,
@@ -210,10 +212,14 @@ pub fn session_summary(record: &SessionRecord) -> Value {
 }
 
 /// The JSON of a session with its messages, shared by the API and the CLI.
-pub fn session_detail(record: &SessionRecord, messages: &[StoredMessage]) -> Value {
+pub fn session_detail(
+    record: &SessionRecord,
+    forks: &[lore_storage::ForkRecord],
+    messages: &[StoredMessage],
+) -> Value {
     json!({
         "session": session_summary(record),
-        "forks": record.forks.iter().map(|fork| json!({
+        "forks": forks.iter().map(|fork| json!({
             "at_position": fork.at_position,
             "replaced_seqs": fork.replaced_seqs,
             "created_at_ms": fork.created_at_ms,

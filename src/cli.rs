@@ -136,6 +136,21 @@ pub enum Command {
         #[command(flatten)]
         data: DataDirArg,
     },
+    /// What sessions cost per day and bucket, today's budget, what was saved, the top sessions.
+    Costs {
+        /// Days to show, today included.
+        #[arg(long, default_value_t = 7)]
+        days: u32,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Set the daily budget in US dollars (kept by the gateway; LORE_DAILY_BUDGET wins), or
+        /// `off` to remove it.
+        #[arg(long, value_name = "USD|off")]
+        set_budget: Option<String>,
+        #[command(flatten)]
+        data: DataDirArg,
+    },
     /// Search captured conversations (BM25 over every stored message).
     Recall {
         /// What to look for.

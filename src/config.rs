@@ -89,6 +89,8 @@ pub struct GatewayConfig {
     pub env_set: std::collections::BTreeSet<String>,
     /// Retention and the size cap of the raw conversation data.
     pub retention: lore_actors::pruner::RetentionSettings,
+    /// The cost tracker: budget, quota polls, the test clock.
+    pub costs: crate::costs_config::CostsConfig,
 }
 
 /// Flags given on the command line; `None` means "not given".
@@ -243,6 +245,9 @@ impl GatewayConfig {
             .unwrap_or(2);
         let gateway_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         let context = crate::context_config::from_env(env)?;
+        // One catalogue for the context manager and the cost tracker.
+        let mut costs = crate::costs_config::CostsConfig::from_env(env)?;
+        costs.settings.catalogue = std::sync::Arc::clone(&context.catalogue);
         let mut memory = crate::memory_config::MemoryConfig::from_env(env)?;
         memory.settings.worker.catalogue = std::sync::Arc::clone(&context.catalogue);
         Ok(Self {
@@ -282,6 +287,7 @@ impl GatewayConfig {
                 .map(|(name, _)| name.clone())
                 .collect(),
             retention: crate::retention::settings_from_env(env)?,
+            costs,
         })
     }
 }

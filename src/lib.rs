@@ -13,6 +13,8 @@
 //! - [`memory`], [`memory_config`] and [`memory_api`]: the memory workers (distillation,
 //!   curation), their settings, and what they made of a session.
 //! - [`ltm_search`]: the knowledge search behind system[2] and the knowledge deltas.
+//! - [`costs_api`] and [`costs_config`]: the cost tracker's API (`/api/v1/costs`, the budget,
+//!   per-session costs) and its settings.
 //! - [`knowledge`]: the knowledge API (list, show, forget, `.lore.md` export and import).
 //! - [`dashboard`] (the pages' data and management writes), [`ui`] (the HTML dashboard at
 //!   `/ui`) and [`ui_api`] (its JSON under `/api/v1`); [`recent_errors`], the latest logged
@@ -29,6 +31,8 @@ pub mod config;
 #[cfg(test)]
 mod config_fuzz;
 pub mod context_config;
+pub mod costs_api;
+pub mod costs_config;
 pub mod dashboard;
 pub mod embeddings;
 pub mod gateway;

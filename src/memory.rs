@@ -1,10 +1,12 @@
 //! Start-up of the memory workers: the `Curator` and the `Distiller` on one arbiter of their
 //! own (their storage reads and worker calls never hold up the HTTP workers), polling the
-//! activity board the gateway's handlers keep.
+//! activity board the gateway's handlers keep, reporting every worker call to the cost tracker
+//! and waiting while it pauses background work.
 
 use std::sync::Arc;
 
 use actix::prelude::*;
+use lore_actors::costs::CostTrackerHandle;
 use lore_actors::curator::Curator;
 use lore_actors::distiller::Distiller;
 use lore_actors::indexer::Indexer;
@@ -28,6 +30,7 @@ pub fn start(
     store: &Store,
     board: &Arc<ActivityBoard>,
     indexer: Option<Addr<Indexer>>,
+    costs: Option<CostTrackerHandle>,
 ) -> Option<MemoryWorkers> {
     if !config.enabled {
         return None;
@@ -40,14 +43,19 @@ pub fn start(
     // Distillation and curation (parsing, storage reads) yield to the request path.
     let arbiter = lore_actors::background::low_priority_arbiter();
     let curator = {
-        let (store, board, settings, indexer) = (
+        let (store, board, settings, indexer, costs) = (
             store.clone(),
             Arc::clone(board),
             config.settings.clone(),
             indexer.clone(),
+            costs.clone(),
         );
         Curator::start_in_arbiter(&arbiter.handle(), move |_| {
-            Curator::new(store, board, settings, indexer)
+            let curator = Curator::new(store, board, settings, indexer);
+            match costs {
+                Some(costs) => curator.with_costs(costs),
+                None => curator,
+            }
         })
     };
     let distiller = {
@@ -55,7 +63,11 @@ pub fn start(
         let indexer = indexer.map(|indexer| indexer.recipient());
         let curator = curator.clone();
         Distiller::start_in_arbiter(&arbiter.handle(), move |_| {
-            Distiller::new(store, board, settings, indexer, Some(curator))
+            let distiller = Distiller::new(store, board, settings, indexer, Some(curator));
+            match costs {
+                Some(costs) => distiller.with_costs(costs),
+                None => distiller,
+            }
         })
     };
     // The arbiter runs until the system stops.

@@ -1,7 +1,7 @@
 //! Start-up and shutdown of the gateway process.
 //!
-//! Start: open storage (exclusive), start one arbiter per core for session actors and one for
-//! the registry, bind the listener, write `gateway.pid` and `gateway.port`, serve. Shutdown
+//! Start: open storage (exclusive), start one arbiter per core for session actors, one for
+//! the registry and one for the cost tracker, bind the listener, write `gateway.pid` and `gateway.port`, serve. Shutdown
 //! (SIGINT or SIGTERM, handled by actix-web): stop accepting, let in-flight requests finish,
 //! then flush storage and remove the pid and port files.
 
@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use lore_actors::SessionRegistry;
 use lore_actors::cards::library::CardLibrary;
+use lore_actors::costs::CostTrackerHandle;
 use lore_actors::indexer::{Indexer, Rebuild};
 use lore_actors::worker::ActivityBoard;
 use lore_storage::{SearchIndex, Store, Vault};
@@ -46,6 +47,10 @@ pub struct AppState {
     pub board: Arc<ActivityBoard>,
     /// The memory workers, unless `LORE_MEMORY=off`.
     pub memory: Option<crate::memory::MemoryWorkers>,
+    /// The cost tracker, unless `LORE_COSTS=off`.
+    pub costs: Option<CostTrackerHandle>,
+    /// What the request path's cost hook remembers between requests.
+    pub costs_hook: crate::gateway::costs_hook::HookState,
     /// Process start, for `/health`.
     pub started_at: Instant,
     /// Storage checks and actor heartbeats, for `/health`.
@@ -96,7 +101,22 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         registry = registry.with_indexer(indexer.clone().recipient());
     }
     let board = ActivityBoard::new();
-    let memory = crate::memory::start(&config.memory, &store, &board, indexer.clone());
+    // The cost tracker runs on its own arbiter, under a supervisor that restarts it.
+    let costs_arbiter = Arbiter::new();
+    let costs = config.costs.enabled.then(|| {
+        CostTrackerHandle::start(
+            store.clone(),
+            config.costs.settings.clone(),
+            &costs_arbiter.handle(),
+        )
+    });
+    let memory = crate::memory::start(
+        &config.memory,
+        &store,
+        &board,
+        indexer.clone(),
+        costs.clone(),
+    );
     let embeddings = if config.embeddings {
         Embeddings::start(
             &store,
@@ -161,6 +181,8 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
         embeddings,
         board,
         memory,
+        costs,
+        costs_hook: Default::default(),
         started_at,
         watchdog,
         retention,
@@ -190,7 +212,7 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     remove_runtime_files(&data_dir);
     for arbiter in session_arbiters
         .iter()
-        .chain(std::iter::once(&registry_arbiter))
+        .chain([&registry_arbiter, &costs_arbiter])
     {
         arbiter.stop();
     }

@@ -6,6 +6,8 @@
 //! - [`cards`]: the card matching engine (pure): which lore cards fire, in which order, within a
 //!   token budget.
 //! - [`catalogue`]: the model catalogue (windows, output limits, prices) and its overrides.
+//! - [`costs`]: `CostTracker`, the supervised actor that prices every turn and worker call,
+//!   keeps the daily budget and its throttle, and polls OAuth quota pressure.
 //! - [`registry`]: `SessionRegistry`, which maps a request to its conversation and owns the map
 //!   of live `SessionActor`s.
 //! - [`session`]: `SessionActor`, one per live conversation; the single owner of that session's
@@ -38,6 +40,7 @@
 pub mod background;
 pub mod cards;
 pub mod catalogue;
+pub mod costs;
 pub mod curator;
 pub mod distiller;
 pub mod documents;

@@ -27,6 +27,13 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
             .unwrap_or(Value::Null),
         None => Value::Null,
     };
+    let costs: Value = match port {
+        Some(port) => client::get(port, "/api/v1/costs?days=1")
+            .ok()
+            .and_then(|(_, body)| serde_json::from_str(&body).ok())
+            .unwrap_or(Value::Null),
+        None => Value::Null,
+    };
     let sessions = sessions_json(&dir, port).ok();
     let count = sessions
         .as_ref()
@@ -43,6 +50,7 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
             "curator": actors["curator"],
             "worker_usage": actors["worker_usage"],
         },
+        "budget": costs["budget"],
     });
     if as_json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -56,6 +64,7 @@ pub fn status(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
             print_contexts(sessions);
         }
         print_memory(&actors);
+        print_budget(&costs["budget"]);
     } else {
         println!(
             "lore gateway is not running (data: {}); start it with `lore start --daemon`",
@@ -145,6 +154,20 @@ fn print_memory(actors: &Value) {
     }
 }
 
+/// Today's spend against the budget (details in `lore costs`).
+fn print_budget(budget: &Value) {
+    let Some(spent) = budget["spent_today_usd"].as_f64() else {
+        return;
+    };
+    match budget["daily_usd"].as_f64() {
+        Some(daily) => println!(
+            "spent today: ${spent:.4} of ${daily:.2}; {} requests held today (see `lore costs`)",
+            budget["throttle"]["events"]
+        ),
+        None => println!("spent today: ${spent:.4}, no daily budget (see `lore costs`)"),
+    }
+}
+
 /// Lists sessions.
 pub fn sessions(as_json: bool, data: &DataDirArg) -> anyhow::Result<ExitCode> {
     let dir = data_dir(data);
@@ -211,7 +234,8 @@ pub fn log(session: &str, as_json: bool, data: &DataDirArg) -> anyhow::Result<Ex
         None => {
             let store = open_store(&dir)?;
             let record = store.load_session(&id)?.context("session vanished")?;
-            session_detail(&record, &store.session_messages(&record)?)
+            let forks = store.session_forks(&record)?;
+            session_detail(&record, &forks, &store.session_messages(&record)?)
         }
     };
     if as_json {

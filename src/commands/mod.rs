@@ -2,6 +2,7 @@
 //! gateway runs, open the storage directly (sled allows one process at a time).
 
 pub(crate) mod cards;
+mod costs;
 mod doctor;
 mod hook;
 mod import;
@@ -43,6 +44,12 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         } => inspect::log(&session, json, &data),
         Command::Run { agent, args, data } => run::run(agent.as_deref(), &args, &data),
         Command::Models { json } => models::models(json),
+        Command::Costs {
+            days,
+            json,
+            set_budget,
+            data,
+        } => costs::costs(days, json, set_budget.as_deref(), &data),
         Command::Doctor { data } => doctor::doctor(&data),
         Command::Logs {
             follow,

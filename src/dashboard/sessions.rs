@@ -216,7 +216,7 @@ pub fn session_row(record: &SessionRecord) -> SessionRow {
         provisional: record.project_provisional,
         messages: record.path.len(),
         turns: record.turns,
-        forks: record.forks.len(),
+        forks: record.forks_seen(),
         created_at_ms: record.created_at_ms,
         updated_at_ms: record.updated_at_ms,
     }
@@ -251,7 +251,7 @@ pub fn view(
     let page = Page::new(page, messages.len(), MESSAGES_PER_PAGE, 1000);
     let turns = turn_usage(&messages);
     let mut forks = Vec::new();
-    for fork in &record.forks {
+    for fork in &store.session_forks(&record)? {
         let mut replaced = Vec::new();
         for seq in fork.replaced_seqs.iter().take(FORK_MESSAGES_SHOWN) {
             if let Some(message) = store.load_message(&record.id, *seq)? {

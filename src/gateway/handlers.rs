@@ -21,6 +21,7 @@ use lore_proto::rebuild::usage::scaled_reply;
 use lore_proto::{Protocol, RequestHead, parse_response, peek_head};
 use tracing::{debug, info, warn};
 
+use crate::gateway::costs_hook;
 use crate::gateway::forward::{self, Outbound, UpstreamClient};
 use crate::gateway::headers::forward_response_header;
 use crate::gateway::overflow::{MAX_ERROR_BYTES, too_long, with_note};
@@ -200,6 +201,8 @@ async fn handle_llm(
         .as_ref()
         .and_then(|turn| turn.plan.body.clone())
         .unwrap_or(outgoing);
+    // The cost tracker's throttle (a no-op without a budget or an OAuth bearer).
+    costs_hook::throttle(&state, headers, head.model.as_deref(), &sent).await;
     let mut retries = 0;
     let mut retried_layer = None;
     let upstream = loop {
@@ -266,6 +269,14 @@ async fn handle_llm(
     if let (Some(turn), Some(layer)) = (turn.as_mut(), retried_layer) {
         turn.plan.layer = layer;
     }
+    let upstream = costs_hook::on_reply(
+        &state,
+        upstream,
+        protocol,
+        turn.as_ref(),
+        head.model.as_deref(),
+        &sent,
+    );
     let recall = with_tool.map(|_| RecallRun {
         state: state.clone(),
         client: client.clone(),

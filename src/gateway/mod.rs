@@ -3,6 +3,8 @@
 //! - [`handlers`]: the LLM routes (parse, identify, capture, forward, relay).
 //! - [`turn`]: the request parsed once and handed to its session, which answers what to send.
 //! - [`overflow`]: "prompt is too long" answers, their ratio, and the note of what Lore tried.
+//! - [`costs_hook`]: the throttle sleep before forwarding and the reply's usage for the cost
+//!   tracker.
 //! - [`passthrough`]: every other path, proxied untouched.
 //! - [`forward`]: the upstream client and its retries.
 //! - [`relay`]: chunk-by-chunk relaying with a tee into the stream accumulator.
@@ -14,6 +16,7 @@
 //! - [`access`]: the gateway token of remote mode and the management API's loopback checks.
 
 pub mod access;
+pub mod costs_hook;
 pub mod forward;
 pub mod handlers;
 pub mod headers;

@@ -5,7 +5,7 @@ use actix_web::{guard, web};
 use actix_web::middleware::from_fn;
 
 use crate::gateway::{handlers, passthrough};
-use crate::{api, import_api, knowledge, memory_api, recall, session_api, ui, ui_api};
+use crate::{api, costs_api, import_api, knowledge, memory_api, recall, session_api, ui, ui_api};
 
 /// Registers every route of the gateway.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -59,6 +59,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/sessions/{id}/memory",
                 web::get().to(memory_api::session_memory),
             )
+            .route(
+                "/sessions/{id}/costs",
+                web::get().to(costs_api::session_costs),
+            )
+            .route("/costs", web::get().to(costs_api::costs))
+            .route("/costs/budget", web::post().to(costs_api::set_budget))
             .route("/actors", web::get().to(api::actors))
             .route("/import", web::post().to(import_api::import))
             .route("/recall", web::get().to(recall::recall))

@@ -77,6 +77,7 @@ impl Store {
         }
         distillations.apply_batch(batch)?;
         self.tree(STATE)?.remove(session_id.as_bytes())?;
+        self.delete_forks(session_id)?;
         let index = self.tree("session_index")?;
         let mut suffix = vec![0u8];
         suffix.extend_from_slice(session_id.as_bytes());

@@ -36,6 +36,7 @@ fn session(store: &Store, id: &str, messages: u64) -> SessionRecord {
         record.path.push(PathEntry {
             seq: m.seq,
             identity: m.identity,
+            tokens: 0,
         });
     }
     record.forks.push(ForkRecord {

@@ -190,13 +190,14 @@ impl Store {
                 },
             });
         }
+        let mut forks = Vec::new();
         if status == ImportStatus::Forked {
             let replaced_seqs = record.path[keep..].iter().map(|e| e.seq).collect();
-            record.forks.push(ForkRecord {
+            forks.push(record.add_fork(ForkRecord {
                 at_position: keep as u32,
                 replaced_seqs,
                 created_at_ms: now,
-            });
+            }));
             record.path.truncate(keep);
         }
         let mut added = Vec::with_capacity(added_count);
@@ -250,7 +251,7 @@ impl Store {
             .max()
             .filter(|ms| *ms > 0)
             .unwrap_or(now);
-        self.commit_turn(&record, &added)?;
+        self.commit_turn_with_forks(&record, &added, &forks)?;
         let entry = ImportRecord {
             version: RECORD_VERSION,
             session_id: record.id.clone(),
@@ -337,7 +338,7 @@ mod tests {
         assert_eq!(forked.status, ImportStatus::Forked);
         let record = store.load_session(&id).unwrap().unwrap();
         assert_eq!(record.path.len(), 2);
-        assert_eq!(record.forks.len(), 1);
+        assert_eq!(store.session_forks(&record).unwrap().len(), 1);
         assert_eq!(
             store.session_log(&id).unwrap().len(),
             4,

@@ -6,11 +6,14 @@
 //!
 //! - [`store`] opens the data directory and owns the sled trees; `handle` keeps the open
 //!   database replaceable, so a write failure (a full disk) is recovered from without a restart.
-//! - [`records`] defines what is stored: sessions, messages, forks.
+//! - [`records`] defines what is stored: sessions, messages, forks; [`forks`] keeps the forks
+//!   in their own tree.
 //! - [`context`] is the persisted state of a session's context manager.
 //! - [`import`] writes sessions imported from a harness's own transcripts (`lore import`).
 //! - [`index`] is the tantivy full-text index (BM25) over captured messages.
-//! - [`memory`] holds what the workers derive: distillations, knowledge, entities, worker usage.
+//! - [`memory`] holds what the workers derive: distillations, knowledge, entities.
+//! - [`costs`] is the cost ledger: spend per UTC day and bucket and per session, the throttle's
+//!   counters, the cost rate and the daily budget set through the API.
 //! - [`vectors`] holds the embedding vectors and answers nearest-neighbour searches.
 //! - [`prune`] deletes old sessions' raw data (keeping what the memory derived from them).
 //! - [`vault`] reads and writes the card vault, a folder of Markdown files.
@@ -20,7 +23,9 @@
 
 pub mod admin;
 pub mod context;
+pub mod costs;
 pub mod error;
+pub mod forks;
 mod handle;
 pub mod import;
 pub mod index;
@@ -36,6 +41,7 @@ pub mod vectors;
 pub use admin::DeletedSession;
 pub use context::{ContextRecord, DeltaRecord, LtmRecord};
 pub use error::{StorageError, StorageErrorKind};
+pub use forks::NewFork;
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
 pub use records::{

@@ -1,5 +1,5 @@
-//! Pruning raw conversation data: whole sessions (record, messages, identity index entries and
-//! message vectors) are deleted, while distillations, knowledge and entities, which derive
+//! Pruning raw conversation data: whole sessions (record, messages, forks, identity index entries
+//! and message vectors) are deleted, while distillations, knowledge and entities, which derive
 //! from them and are what the memory keeps, stay. [`Store::compact`] then gives the space back.
 
 use std::collections::HashSet;
@@ -35,6 +35,7 @@ impl Store {
             }
             messages.apply_batch(batch)?;
             vectors.remove_prefix(&format!("t:{id}:"))?;
+            self.delete_forks(id)?;
             if self.raw_tree("sessions")?.remove(id.as_bytes())?.is_some() {
                 pruned.sessions += 1;
             }
@@ -87,6 +88,7 @@ mod tests {
                 record.path.push(PathEntry {
                     seq,
                     identity: message.identity(),
+                    tokens: 0,
                 });
                 StoredMessage {
                     version: RECORD_VERSION,

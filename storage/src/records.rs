@@ -98,9 +98,13 @@ pub struct SessionRecord {
     /// The conversation as the client currently shows it.
     #[serde(default)]
     pub path: Vec<PathEntry>,
-    /// Every history rewrite seen, oldest first.
+    /// History rewrites of records written before forks got their own tree, oldest first;
+    /// new ones go to the `forks` tree ([`crate::forks`]) and are only counted here.
     #[serde(default)]
     pub forks: Vec<ForkRecord>,
+    /// History rewrites in the `forks` tree.
+    #[serde(default)]
+    pub fork_count: u32,
     /// Next sequence number to assign in this session's log.
     #[serde(default)]
     pub next_seq: u64,
@@ -141,6 +145,7 @@ impl SessionRecord {
             header_key: None,
             path: Vec::new(),
             forks: Vec::new(),
+            fork_count: 0,
             next_seq: 0,
             last_stop_reason: None,
             usage: Usage::default(),

@@ -143,6 +143,18 @@ impl Store {
         record: &SessionRecord,
         messages: &[StoredMessage],
     ) -> Result<(), StorageError> {
+        self.commit_turn_with_forks(record, messages, &[])
+    }
+
+    /// [`Store::commit_turn`] with the history rewrites the turn counted in the record
+    /// ([`SessionRecord::add_fork`]), written before the record.
+    pub fn commit_turn_with_forks(
+        &self,
+        record: &SessionRecord,
+        messages: &[StoredMessage],
+        forks: &[crate::forks::NewFork],
+    ) -> Result<(), StorageError> {
+        self.write_forks(&record.id, forks)?;
         if !messages.is_empty() {
             let mut batch = sled::Batch::default();
             for message in messages {

@@ -51,6 +51,9 @@ pub struct SessionSummary {
     /// History rewrites seen.
     #[serde(default, rename = "forks", deserialize_with = "count_items")]
     pub forks: usize,
+    /// History rewrites in the `forks` tree (added to `forks` when read).
+    #[serde(default, rename = "fork_count", skip_serializing)]
+    fork_count: usize,
     /// Messages in the whole log (forked-off ones included): the next sequence number.
     #[serde(default)]
     pub next_seq: u64,
@@ -103,7 +106,11 @@ impl Store {
             let hash = hash_of(&raw);
             let summary = match previous.get(&id) {
                 Some((seen, summary)) if *seen == hash => summary.clone(),
-                _ => decode::<SessionSummary>("session", &raw)?,
+                _ => {
+                    let mut summary = decode::<SessionSummary>("session", &raw)?;
+                    summary.forks += std::mem::take(&mut summary.fork_count);
+                    summary
+                }
             };
             out.push(summary.clone());
             next.insert(id, (hash, summary));
@@ -131,6 +138,7 @@ mod tests {
             .map(|seq| PathEntry {
                 seq,
                 identity: [1; 16],
+                tokens: 0,
             })
             .collect();
         record.next_seq = 5;
@@ -150,6 +158,7 @@ mod tests {
         record.path.push(PathEntry {
             seq: 4,
             identity: [2; 16],
+            tokens: 0,
         });
         record.project = Some("/p".into());
         store.save_session(&record).unwrap();

@@ -72,6 +72,7 @@ fn turn(record: &mut SessionRecord, text: &str) -> Vec<StoredMessage> {
     record.path.push(PathEntry {
         seq: stored.seq,
         identity: stored.identity,
+        tokens: 0,
     });
     record.next_seq += 1;
     vec![stored]

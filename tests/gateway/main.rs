@@ -13,6 +13,7 @@ mod cards_injection;
 mod cli;
 mod compression;
 mod context;
+mod costs;
 mod crash;
 mod embeddings;
 mod errors;

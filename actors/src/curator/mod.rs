@@ -26,6 +26,7 @@ use serde::Serialize;
 use tracing::{info, warn};
 
 use crate::ActorError;
+use crate::costs::CostTrackerHandle;
 use crate::distiller::MemorySettings;
 use crate::distiller::job::{Job, Stop};
 use crate::embedder::EmbedderHandle;
@@ -92,6 +93,7 @@ pub struct Curator {
     indexer: Option<Addr<Indexer>>,
     embedder: Option<EmbedderHandle>,
     client: Option<Rc<WorkerClient>>,
+    costs: Option<CostTrackerHandle>,
     counters: CuratorCounters,
 }
 
@@ -110,8 +112,15 @@ impl Curator {
             indexer,
             embedder: None,
             client: None,
+            costs: None,
             counters: CuratorCounters::default(),
         }
+    }
+
+    /// Reports every worker call to the cost tracker and waits while it pauses background work.
+    pub fn with_costs(mut self, costs: CostTrackerHandle) -> Self {
+        self.costs = Some(costs);
+        self
     }
 }
 
@@ -221,6 +230,7 @@ impl Handler<Curate> for Curator {
             settings: self.settings.clone(),
             indexer: None,
             give_up: msg.give_up,
+            costs: self.costs.clone(),
         };
         let work = curate(job, self.indexer.clone(), self.embedder.clone());
         Box::pin(work.into_actor(self).map(move |result, actor, _| {

@@ -1,5 +1,6 @@
 //! One background job for one session: the context every step needs, and the one way a step
-//! calls the worker model (gate check first, usage recorded after).
+//! calls the worker model (board and quota checks first, usage reported to the `CostTracker`
+//! after).
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use tracing::warn;
 
 use super::MemorySettings;
 use crate::ActorError;
+use crate::costs::{CostTrackerHandle, RecordWorker};
 use crate::indexer::IndexDocs;
 use crate::worker::{ActivityBoard, WorkerCall, WorkerClient, WorkerReply, WorkerRoute};
 
@@ -56,11 +58,14 @@ pub struct Job {
     /// True after repeated failures: an unusable reply is given up (its sources marked as
     /// handled, still searchable as they are) instead of failing the job again.
     pub give_up: bool,
+    /// Where every call's usage goes; without a tracker it is written to the ledger directly.
+    pub costs: Option<CostTrackerHandle>,
 }
 
 impl Job {
-    /// Calls the worker model, unless a request of the session is in flight; records the
-    /// call's usage (or its failure) in the ledger, and a refused credential on the board.
+    /// Calls the worker model, unless a request of the session is in flight or background work
+    /// is paused for OAuth quota; reports the call's usage (or its failure) to the cost
+    /// tracker, and a refused credential on the board.
     pub async fn ask(
         &self,
         bucket: WorkerBucket,
@@ -68,7 +73,7 @@ impl Job {
         user: String,
         max_tokens: u32,
     ) -> Result<WorkerReply, Stop> {
-        if !self.board.is_quiet(&self.session_id) {
+        if !self.board.is_quiet(&self.session_id) || self.quota_paused() {
             return Err(Stop::Busy);
         }
         let call = WorkerCall {
@@ -79,10 +84,8 @@ impl Job {
         };
         let board = &self.board;
         let session_id = self.session_id.as_str();
-        let result = self
-            .client
-            .call_when(&self.route, &call, &|| board.is_quiet(session_id))
-            .await;
+        let may_start = || board.is_quiet(session_id) && !self.quota_paused();
+        let result = self.client.call_when(&self.route, &call, &may_start).await;
         if let Err(ActorError::WorkerYielded) = result {
             return Err(Stop::Busy);
         }
@@ -93,12 +96,7 @@ impl Job {
                 ..Default::default()
             },
         };
-        if let Err(err) = self
-            .store
-            .record_worker_usage(&day_of(now_ms()), bucket, &usage)
-        {
-            warn!(error = %err, "worker usage could not be recorded");
-        }
+        self.report_usage(bucket, &result, usage);
         match result {
             Ok(reply) => Ok(reply),
             Err(err) => {
@@ -107,6 +105,41 @@ impl Job {
                     warn!(session = %self.session_id, error = %err, "background work paused");
                 }
                 Err(Stop::Failed(err))
+            }
+        }
+    }
+
+    /// True while the cost tracker pauses background work (OAuth quota at 95 % or more).
+    pub fn quota_paused(&self) -> bool {
+        self.costs
+            .as_ref()
+            .is_some_and(CostTrackerHandle::background_paused)
+    }
+
+    fn report_usage(
+        &self,
+        bucket: WorkerBucket,
+        result: &Result<WorkerReply, ActorError>,
+        usage: UsageTotals,
+    ) {
+        match &self.costs {
+            Some(costs) => costs.record_worker(RecordWorker {
+                session_id: Some(self.session_id.clone()),
+                bucket,
+                model: Some(match result {
+                    Ok(reply) => reply.model.clone(),
+                    Err(_) => self.route.model.clone(),
+                }),
+                usage,
+                at_ms: now_ms(),
+            }),
+            None => {
+                if let Err(err) = self
+                    .store
+                    .record_worker_usage(&day_of(now_ms()), bucket, &usage)
+                {
+                    warn!(error = %err, "worker usage could not be recorded");
+                }
             }
         }
     }

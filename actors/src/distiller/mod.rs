@@ -8,7 +8,9 @@
 //! of its layer-0 cap), or when its prompt cache went cold with enough logs to consolidate —
 //! consolidations rewrite the distilled prefix, so they run only then. In every case no request
 //! of the session may be in flight, and every worker call
-//! checks that again right before it starts. One job runs at a time (the worker calls of a
+//! checks that again right before it starts. While the `CostTracker` pauses background work
+//! (OAuth quota at 95 % or more) no job starts and no worker call is made. One job runs at a
+//! time (the worker calls of a
 //! machine's sessions queue behind each other); a failed job waits `retry_after` before the
 //! session is tried again, and a refused credential pauses the session until a request brings
 //! another one.
@@ -34,6 +36,7 @@ use lore_storage::Store;
 use serde::Serialize;
 use tracing::{info, warn};
 
+use crate::costs::CostTrackerHandle;
 use crate::curator::{Curate, Curator};
 use crate::indexer::IndexDocs;
 use crate::worker::{ActivityBoard, WorkerClient, WorkerRoute, WorkerSettings};
@@ -157,6 +160,8 @@ pub struct DistillerCounters {
     pub failures: u64,
     /// Sessions paused because the provider refused their credential.
     pub paused: u64,
+    /// Polls of the board skipped because background work waits for OAuth quota.
+    pub quota_paused: u64,
     /// The latest failure.
     pub last_error: Option<String>,
 }
@@ -174,6 +179,7 @@ pub struct Distiller {
     indexer: Option<Recipient<IndexDocs>>,
     curator: Option<Addr<Curator>>,
     client: Option<Rc<WorkerClient>>,
+    costs: Option<CostTrackerHandle>,
     seen: HashMap<String, Seen>,
     queue: VecDeque<Queued>,
     counters: DistillerCounters,
@@ -195,15 +201,29 @@ impl Distiller {
             indexer,
             curator,
             client: None,
+            costs: None,
             seen: HashMap::new(),
             queue: VecDeque::new(),
             counters: DistillerCounters::default(),
         }
     }
 
+    /// Reports every worker call to the cost tracker and waits while it pauses background work.
+    pub fn with_costs(mut self, costs: CostTrackerHandle) -> Self {
+        self.costs = Some(costs);
+        self
+    }
+
+    fn quota_paused(&self) -> bool {
+        self.costs
+            .as_ref()
+            .is_some_and(CostTrackerHandle::background_paused)
+    }
+
     fn job(&self, session_id: &str, route: Arc<WorkerRoute>, give_up: bool) -> Option<Job> {
         Some(Job {
             give_up,
+            costs: self.costs.clone(),
             store: self.store.clone(),
             client: self.client.clone()?,
             board: Arc::clone(&self.board),
@@ -221,6 +241,10 @@ impl Distiller {
         self.board.forget_older_than(FORGET_AFTER);
         let board = &self.board;
         self.seen.retain(|id, seen| seen.queued || board.knows(id));
+        if self.quota_paused() {
+            self.counters.quota_paused += 1;
+            return;
+        }
         for session in self.board.quiet_sessions(self.settings.idle_after) {
             let seen = self.seen.entry(session.session_id.clone()).or_default();
             if seen.queued || seen.retry_at.is_some_and(|at| at > now) {
@@ -276,7 +300,7 @@ impl Distiller {
     }
 
     fn start_next(&mut self, ctx: &mut Context<Self>) {
-        if self.counters.running.is_some() {
+        if self.counters.running.is_some() || self.quota_paused() {
             return;
         }
         let Some(Queued {

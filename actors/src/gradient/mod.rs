@@ -170,6 +170,8 @@ pub struct Plan {
     pub message_tokens: u64,
     /// Estimated tokens of the whole request.
     pub total_tokens: u64,
+    /// Estimated tokens of the client's request as it came (what a passthrough proxy sends).
+    pub client_tokens: u64,
     /// The layer-0 cap in force.
     pub l0_cap: u64,
     /// Tokens of dropped context that no observation log covers (recall still has them).
@@ -200,6 +202,7 @@ impl Plan {
             ttl_1h,
             message_tokens: messages,
             total_tokens: total,
+            client_tokens: total,
             l0_cap,
             uncovered_tokens: 0,
             urgent_distillation: false,
@@ -257,7 +260,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
     } else {
         None
     };
-    let plan = match decided {
+    let mut plan = match decided {
         Some(plan) => plan,
         None => choose(
             input,
@@ -273,6 +276,7 @@ pub fn plan(input: &PlanInput<'_>, state: &mut ContextRecord) -> Plan {
             },
         ),
     };
+    plan.client_tokens = all + budgets.overhead;
     record(input, state, &plan, shrank);
     plan
 }

@@ -304,6 +304,7 @@ impl Window {
             ttl_1h,
             message_tokens: self.prefix_tokens + self.window_tokens,
             total_tokens: self.total,
+            client_tokens: 0,
             l0_cap: budgets.l0_cap,
             uncovered_tokens: self.uncovered,
             urgent_distillation: self.uncovered > 0 || layer >= 2,

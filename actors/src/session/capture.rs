@@ -5,7 +5,7 @@
 
 use lore_proto::{CanonicalRequest, Message, Protocol, Reply, Role};
 use lore_storage::records::RECORD_VERSION;
-use lore_storage::{ForkRecord, MessageSource, PathEntry, StoredMessage, now_ms};
+use lore_storage::{ForkRecord, MessageSource, NewFork, PathEntry, StoredMessage, now_ms};
 use tracing::info;
 
 use super::SessionActor;
@@ -23,7 +23,7 @@ impl SessionActor {
         identities: &[[u8; 16]],
         protocol: Protocol,
         project: Option<&ProjectHint>,
-    ) -> (Vec<StoredMessage>, bool) {
+    ) -> (Vec<StoredMessage>, Option<NewFork>) {
         let stored = self.record.path_identities();
         let continuation = request.previous_response_id.is_some();
         // A Responses continuation carries only the new input; everything in it is new.
@@ -32,19 +32,18 @@ impl SessionActor {
         } else {
             common_prefix(&stored, identities)
         };
-        let mut forked = false;
+        let mut forked = None;
         if !continuation && shared < self.record.path.len() {
             let replaced_seqs = self.record.path[shared..]
                 .iter()
                 .map(|entry| entry.seq)
                 .collect();
-            self.record.forks.push(ForkRecord {
+            forked = Some(self.record.add_fork(ForkRecord {
                 at_position: shared as u32,
                 replaced_seqs,
                 created_at_ms: now_ms(),
-            });
+            }));
             self.record.path.truncate(shared);
-            forked = true;
             self.counters.forks += 1;
             info!(session = %self.record.id, at = shared, "client rewrote history; fork recorded");
         }
@@ -69,13 +68,16 @@ impl SessionActor {
         (new_messages, forked)
     }
 
-    /// Writes a turn's new messages with the record, then indexes them.
+    /// Writes a turn's new messages and fork with the record, then indexes the messages.
     pub(super) fn commit(
         &mut self,
         new_messages: &[StoredMessage],
+        fork: Option<NewFork>,
         path_changed: bool,
     ) -> Result<(), ActorError> {
-        self.store.commit_turn(&self.record, new_messages)?;
+        let forks: Vec<NewFork> = fork.into_iter().collect();
+        self.store
+            .commit_turn_with_forks(&self.record, new_messages, &forks)?;
         self.index(new_messages);
         self.counters.messages_stored += new_messages.len() as u64;
         if path_changed {
@@ -196,7 +198,7 @@ impl SessionActor {
         }
         self.record.turns += 1;
         self.record.updated_at_ms = now_ms();
-        self.commit(&new_messages, !new_messages.is_empty())?;
+        self.commit(&new_messages, None, !new_messages.is_empty())?;
         if let (Some(id), Some(Protocol::OpenAiResponses)) = (&reply.id, self.record.protocol) {
             self.registry.do_send(ResponseIdIssued {
                 session_id: self.record.id.clone(),
@@ -229,7 +231,7 @@ impl SessionActor {
             })
             .collect();
         self.record.updated_at_ms = now_ms();
-        if let Err(err) = self.commit(&new_messages, true) {
+        if let Err(err) = self.commit(&new_messages, None, true) {
             self.record = snapshot;
             self.note_failure(&err);
             return None;

@@ -94,6 +94,15 @@ pub struct TurnPlan {
     pub layer: u8,
     /// The most input tokens the client may be shown in the reply's usage.
     pub report_cap: Option<u64>,
+    /// Estimated prompt tokens of the client's request and of what is sent (0 when the
+    /// context manager did not plan), for the cost tracker's savings.
+    pub client_tokens: u64,
+    /// Estimated prompt tokens of what is sent.
+    pub sent_tokens: u64,
+    /// The turn goes at another layer than the session's previous one (a cache write of Lore's).
+    pub layer_changed: bool,
+    /// The session's project, when known.
+    pub project: Option<String>,
 }
 
 /// The upstream answered "prompt is too long" (`ratio` = its count / its limit): raise the
@@ -325,6 +334,11 @@ impl Handler<TurnEnded> for SessionActor {
 
     fn handle(&mut self, msg: TurnEnded, _: &mut Self::Context) {
         self.in_flight.remove(&msg.turn);
+        if self.in_flight.is_empty() {
+            // Nothing can retry or follow up any more: the request and its bytes go, so an idle
+            // session holds only its record.
+            self.open = None;
+        }
     }
 }
 

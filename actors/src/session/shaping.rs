@@ -105,6 +105,9 @@ impl SessionActor {
             if let Some(shaped) = self.shape_open(&open, 0) {
                 answer.layer = shaped.plan.layer;
                 answer.report_cap = shaped.report_cap;
+                answer.client_tokens = shaped.plan.client_tokens;
+                answer.sent_tokens = shaped.plan.total_tokens;
+                answer.layer_changed = shaped.plan.layer != previous;
                 if let Some(bytes) = shaped.body {
                     answer.body = Some(bytes);
                 }
@@ -125,11 +128,13 @@ impl SessionActor {
                 open.model = Some(shaped.model);
             }
         }
+        answer.project = self.record.project.clone();
         self.open = Some(open);
         self.open_turn = Some(turn);
         // The handler goes on now; the writes follow.
         let _ = msg.answer.send(answer);
-        if let Err(err) = self.commit(&new_messages, !new_messages.is_empty() || forked) {
+        let path_changed = !new_messages.is_empty() || forked.is_some();
+        if let Err(err) = self.commit(&new_messages, forked, path_changed) {
             // Nothing of this turn reached storage: forget it, the next request recaptures it.
             self.record = snapshot;
             self.note_failure(&err);

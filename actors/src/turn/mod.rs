@@ -127,6 +127,33 @@ fn knowledge_tokens(knowledge: &Knowledge) -> u64 {
     texts.map(|text| crate::tokens::count(text) + 20).sum()
 }
 
+/// The turn's knowledge with every delta before a unit where a pair of messages may go: a
+/// user message that no later tool output ties to an earlier call (so the delta never splits a
+/// call from its result), the next such unit at or after its place, else the last one before
+/// it. A delta with no such unit waits in the record for a later turn.
+fn deltas_at_safe_units(knowledge: &Knowledge, units: &[crate::gradient::Unit]) -> Knowledge {
+    let valid = crate::gradient::window::Shape::of(units).valid;
+    let deltas = knowledge
+        .deltas
+        .iter()
+        .filter_map(|delta| {
+            let at = delta.before_unit.min(valid.len());
+            let unit = (at..valid.len())
+                .find(|&u| valid[u])
+                .or_else(|| (0..at).rev().find(|&u| valid[u]))?;
+            Some(PlacedDelta {
+                before_unit: unit,
+                text: delta.text.clone(),
+            })
+        })
+        .collect();
+    Knowledge {
+        stable: knowledge.stable.clone(),
+        pinned: knowledge.pinned.clone(),
+        deltas,
+    }
+}
+
 /// Plans the turn and renders it; `state` records the plan. Anything that fails sends the
 /// client's bytes (and leaves `state` as it was), logged.
 pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Vec<u64>) -> Shaped {
@@ -176,6 +203,7 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
             report_cap,
         };
     }
+    let knowledge = deltas_at_safe_units(args.knowledge, &units);
     let rendered = validate(&units, &planned)
         .map_err(|err| err.to_string())
         .and_then(|()| {
@@ -191,7 +219,7 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
                 cache: CachePolicy {
                     native_anthropic: args.input.native_anthropic,
                 },
-                knowledge: args.knowledge,
+                knowledge: &knowledge,
             })
             .map_err(|err| err.to_string())
         });

@@ -135,7 +135,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     #[test]
-    fn every_layer_of_every_protocol_keeps_tool_pairing(turns in turns(), floor in 1u8..5, which in 0usize..3) {
+    fn every_layer_of_every_protocol_keeps_tool_pairing(turns in turns(), floor in 1u8..5, which in 0usize..3, with_knowledge in any::<bool>(), delta_at in 0usize..24) {
         let protocol = [Protocol::Anthropic, Protocol::OpenAiChat, Protocol::OpenAiResponses][which];
         let sent = body(protocol, &turns);
         let bytes = serde_json::to_vec(&sent).unwrap();
@@ -151,8 +151,19 @@ proptest! {
                 parse_overrides(r#"{"wire-test":{"context":16000,"output":2000}}"#).unwrap(),
             )),
             settings: ContextSettings::default(),
+            ltm: true,
+            finder: None,
         };
         let logs = logs();
+        let knowledge = if with_knowledge {
+            Knowledge {
+                stable: Some("Project conventions: tabs, never unwrap.".into()),
+                pinned: Some("Relevant now: the relay retries twice.".into()),
+                deltas: vec![PlacedDelta { before_unit: delta_at, text: "New knowledge: the port is 3207.".into() }],
+            }
+        } else {
+            Knowledge::default()
+        };
         let args = ShapeArgs {
             services: &services,
             input: &ContextInput { native_anthropic: true, fixed_tokens: 500, ..ContextInput::default() },
@@ -167,6 +178,7 @@ proptest! {
             distilled_through: 0,
             now_ms: 1_000_000,
             retry_floor: floor,
+            knowledge: &knowledge,
         };
         let mut state = ContextRecord::default();
         let shaped = shape(&args, &mut state, &mut Vec::new());

@@ -1,11 +1,15 @@
-//! The worker usage ledger: tokens and dollars per UTC day and bucket.
+//! UTC days, and the worker-spend view of the cost ledger ([`crate::costs`]): what
+//! `lore status` and `/api/v1/actors` show as worker usage.
 
 use super::records::{UsageTotals, WorkerBucket};
+use crate::costs::{CONVERSATION, CostEntry, CostTotals};
 use crate::error::StorageError;
-use crate::records::{decode, encode};
+use crate::records::decode;
 use crate::store::Store;
 
-const USAGE: &str = "worker_usage";
+/// The worker ledger of builds before the cost ledger; folded in by
+/// [`Store::migrate_worker_usage`].
+const OLD_USAGE: &str = "worker_usage";
 
 /// The UTC date (`YYYY-MM-DD`) of a time in ms since the epoch.
 pub fn day_of(ms: u64) -> String {
@@ -23,45 +27,48 @@ pub fn day_of(ms: u64) -> String {
 }
 
 impl Store {
-    /// Adds one call's usage to its day and bucket.
+    /// Adds one worker call's usage to its day and bucket in the cost ledger (what the
+    /// `CostTracker` does for every worker call; used directly when no tracker runs).
     pub fn record_worker_usage(
         &self,
         day: &str,
         bucket: WorkerBucket,
         usage: &UsageTotals,
     ) -> Result<(), StorageError> {
-        let key = format!("{day}/{}", bucket.as_str());
-        let tree = self.tree(USAGE)?;
-        let mut failure = None;
-        tree.update_and_fetch(key.as_bytes(), |old| {
-            let mut totals = old
-                .and_then(|raw| decode::<UsageTotals>("worker usage", raw).ok())
-                .unwrap_or_default();
-            totals.add(usage);
-            match encode("worker usage", &totals) {
-                Ok(bytes) => Some(bytes),
-                Err(err) => {
-                    failure = Some(err);
-                    old.map(<[u8]>::to_vec)
-                }
-            }
-        })?;
-        failure.map_or(Ok(()), Err)
+        let totals = CostTotals::from_worker(usage);
+        let entry = CostEntry {
+            day,
+            bucket: bucket.as_str(),
+            session_id: None,
+            project: None,
+            model: None,
+            at_ms: 0,
+            totals: &totals,
+        };
+        self.add_cost(&entry, None)
     }
 
-    /// Every `(day, bucket, totals)`, oldest day first.
+    /// Worker spend: every `(day, bucket, totals)` of the cost ledger's worker buckets (every
+    /// bucket but `conversation`), oldest day first, with rows of the pre-ledger `worker_usage`
+    /// tree that were not folded in yet.
     pub fn worker_usage(&self) -> Result<Vec<(String, String, UsageTotals)>, StorageError> {
-        let mut out = Vec::new();
-        for item in self.tree(USAGE)?.iter() {
+        let mut out: Vec<(String, String, UsageTotals)> = self
+            .cost_days("")?
+            .into_iter()
+            .filter(|(_, bucket, _)| bucket != CONVERSATION)
+            .map(|(day, bucket, totals)| (day, bucket, totals.to_worker()))
+            .collect();
+        for item in self.tree(OLD_USAGE)?.iter() {
             let (key, raw) = item?;
             let key = String::from_utf8_lossy(&key).into_owned();
             let (day, bucket) = key.split_once('/').unwrap_or((key.as_str(), ""));
-            out.push((
-                day.to_string(),
-                bucket.to_string(),
-                decode("worker usage", &raw)?,
-            ));
+            let usage: UsageTotals = decode("worker usage", &raw)?;
+            match out.iter_mut().find(|(d, b, _)| d == day && b == bucket) {
+                Some((_, _, totals)) => totals.add(&usage),
+                None => out.push((day.to_string(), bucket.to_string(), usage)),
+            }
         }
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         Ok(out)
     }
 }

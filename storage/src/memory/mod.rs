@@ -1,6 +1,6 @@
 //! The memory the workers derive from the conversation log: distillations (observation logs
-//! and their meta-distillations), long-term knowledge entries, the entity graph and the worker
-//! usage ledger.
+//! and their meta-distillations), long-term knowledge entries, the entity graph, and the worker
+//! spend view of the cost ledger ([`crate::costs`]).
 //!
 //! Trees and key layouts:
 //! - `distillations`: `<session id>/<n as u64 big-endian>` → [`Distillation`]; a prefix scan
@@ -9,7 +9,8 @@
 //! - `knowledge`: entry id → [`KnowledgeEntry`] (the current version, deleted ones included).
 //! - `knowledge_history`: `<entry id>/<version as u32 big-endian>` → the versions it replaced.
 //! - `entities`: entity id → [`Entity`].
-//! - `worker_usage`: `<YYYY-MM-DD>/<bucket>` → [`UsageTotals`].
+//! - `worker_usage`: the worker ledger of earlier builds (`<YYYY-MM-DD>/<bucket>` →
+//!   [`UsageTotals`]), folded into the cost ledger once and emptied.
 //!
 //! Temporal storage stays the ground truth: everything here is derived from it, and a failed
 //! worker call changes nothing here.

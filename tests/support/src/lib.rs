@@ -7,6 +7,9 @@
 //! ([`cache_oracle`]) whose numbers are reported in every response's usage and in
 //! [`FakeUpstream::cache_observations`].
 //!
+//! `GET /api/oauth/usage` is the OAuth quota endpoint of Claude Code subscriptions
+//! ([`FakeUpstream::set_quota`], [`FakeUpstream::quota_calls`]).
+//!
 //! Worker calls (the gateway's own requests, `User-Agent: lore-worker/… (bucket)`) are told
 //! apart: they consume only [`WorkerScript`]s, are listed by [`FakeUpstream::worker_calls`]
 //! with the number of conversation requests in flight when they arrived, stay out of the cache
@@ -28,6 +31,7 @@ mod inflight;
 pub mod lore_process;
 mod openai;
 mod pairing;
+mod quota;
 mod recording;
 mod responses;
 pub mod retrieval;
@@ -39,6 +43,7 @@ mod worker;
 mod worker_answers;
 
 pub use cache_oracle::{CacheObservation, CacheOracle, PromptUsage};
+pub use quota::{QUOTA_PATH, QuotaCall};
 pub use recording::RecordedRequest;
 pub use script::{FakeConfig, Script};
 pub use server::ServeOptions;
@@ -183,6 +188,22 @@ impl FakeUpstream {
     /// Conversation (non-worker) requests whose response has not been completely sent.
     pub fn conversation_requests_in_flight(&self) -> usize {
         self.shared.in_flight.count()
+    }
+
+    /// Sets what the OAuth usage endpoint (`GET /api/oauth/usage`) answers: the utilisation
+    /// in percent of the 5-hour and 7-day windows.
+    pub fn set_quota(&self, five_hour: f64, seven_day: f64) {
+        self.shared.quota.set(five_hour, seven_day);
+    }
+
+    /// Makes the usage endpoint answer `status` (200 again for the utilisation).
+    pub fn set_quota_status(&self, status: u16) {
+        self.shared.quota.set_status(status);
+    }
+
+    /// Every call of the usage endpoint so far.
+    pub fn quota_calls(&self) -> Vec<QuotaCall> {
+        self.shared.quota.calls()
     }
 }
 

@@ -35,6 +35,8 @@ pub(crate) struct Shared {
     pub in_flight: InFlight,
     /// Prompts refused as too long: (model, tokens, limit).
     pub overflows: Mutex<Vec<(String, u64, u64)>>,
+    /// The OAuth usage endpoint.
+    pub quota: crate::quota::FakeQuota,
     counter: AtomicU64,
 }
 
@@ -55,6 +57,7 @@ impl Shared {
             worker_calls: Mutex::new(Vec::new()),
             in_flight: InFlight::default(),
             overflows: Mutex::new(Vec::new()),
+            quota: crate::quota::FakeQuota::default(),
             counter: AtomicU64::new(0),
         }
     }
@@ -212,6 +215,9 @@ async fn dispatch(
             body: raw.clone(),
             received_at: SystemTime::now(),
         });
+    }
+    if let Some(response) = shared.quota.handle(&req) {
+        return response;
     }
     if let Some(proto) = llm_protocol(&method, req.path()) {
         let body = decoded(&req, &raw).await;

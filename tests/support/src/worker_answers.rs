@@ -5,8 +5,9 @@
 //! - distillation over `<messages>`: one bullet per non-empty message, its first sentence
 //!   (🔴 user, ≤ 200 chars; 🟢 others, ≤ 160 chars), plus the file paths, identifiers and
 //!   backticked spans it mentions (`[keeps: …]`, at most 8);
-//! - distillation over `<observation-logs>`: the most recent 60 % of the unique bullets under
-//!   the four working-context headings;
+//! - distillation over `<observation-logs>`: every 🔴 bullet (what the user asserted, which the
+//!   reflector's prompt says wins) and the most recent 60 % of the other unique bullets, in
+//!   order, under the four working-context headings;
 //! - curation: no operations; query expansion: no rephrasings; anything else: `ok`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -224,12 +225,20 @@ fn consolidate(logs: &str) -> String {
             bullets.push(line);
         }
     }
-    let keep = (bullets.len() * 3).div_ceil(5).max(1).min(bullets.len());
-    let recent = &bullets[bullets.len() - keep..];
+    // As the reflector's prompt asks: what the user asserted (🔴) stays; of the rest, the
+    // most recent 60 %.
+    let asserted = |bullet: &str| bullet.starts_with("* 🔴");
+    let others = bullets.iter().filter(|b| !asserted(b)).count();
+    let keep_others = (others * 3).div_ceil(5);
+    let mut skip = others - keep_others;
     let mut out = String::from(
         "## Current State\n\n## Key Decisions\n\n## Technical Changes\n\n## Session Timeline\n",
     );
-    for bullet in recent {
+    for bullet in bullets {
+        if !asserted(bullet) && skip > 0 {
+            skip -= 1;
+            continue;
+        }
         out.push_str(bullet);
         out.push('\n');
     }
@@ -281,5 +290,23 @@ mod tests {
         let today = session_date("nothing");
         assert_eq!(today.len(), 10);
         assert!(today.starts_with("20"));
+    }
+
+    #[test]
+    fn consolidation_keeps_what_the_user_asserted_and_the_newest_of_the_rest() {
+        let logs = "* 🔴 (09:00) The port is 6543.\n* 🟢 a1\n* 🟢 a2\n* 🟢 a3\n* 🟢 a4\n* 🟢 a5\n* 🔴 Use tabs.\n* 🟢 a1\n";
+        let out = consolidate(logs);
+        let bullets: Vec<&str> = out.lines().filter(|l| l.starts_with("* ")).collect();
+        // a1 repeated: its newest place counts; of five others the newest three stay.
+        assert_eq!(
+            bullets,
+            [
+                "* 🔴 (09:00) The port is 6543.",
+                "* 🟢 a4",
+                "* 🟢 a5",
+                "* 🔴 Use tabs.",
+                "* 🟢 a1"
+            ]
+        );
     }
 }

@@ -369,6 +369,41 @@ fn run(options: &Options) {
     let events: usize = through.iter().map(|t| t.events.len()).sum();
     let reads: usize = through.iter().map(|t| t.reads).sum();
 
+    // Cost accounting: gateways with the tracker off, on (the default, every reply's usage
+    // recorded) and with a daily budget set (a throttle plan asked before every request; the
+    // budget is too large to ever delay one).
+    let (_off, costs_off, _) = start_gateway_with(
+        bin,
+        &scratch.join("costs-off"),
+        upstream,
+        &[("LORE_COSTS", "off".to_string())],
+    );
+    let (_budget, budgeted, _) = start_gateway_with(
+        bin,
+        &scratch.join("budget"),
+        upstream,
+        &[("LORE_DAILY_BUDGET", "1000000".to_string())],
+    );
+    interleaved_gateways(costs_off, budgeted, 200, &small);
+    let (off, on) = interleaved_gateways(costs_off, gateway, 1000 * scale, &small);
+    row(
+        "small body: cost tracker off vs on (usage of every reply recorded), no budget",
+        &Samples::new(off.iter().map(|t| t.total)),
+        &Samples::new(on.iter().map(|t| t.total)),
+    );
+    let (on, planned) = interleaved_gateways(gateway, budgeted, 1000 * scale, &small);
+    row(
+        "small body: no budget vs a daily budget set (a throttle plan before every request)",
+        &Samples::new(on.iter().map(|t| t.total)),
+        &Samples::new(planned.iter().map(|t| t.total)),
+    );
+    let (direct, planned) = interleaved(upstream, budgeted, 1000 * scale, &small, HEADERS, HEADERS);
+    row(
+        "small body, non-streaming, c=1, daily budget set",
+        &Samples::new(direct.iter().map(|t| t.total)),
+        &Samples::new(planned.iter().map(|t| t.total)),
+    );
+
     // Cards: a second gateway with a 1,000-card vault; the request names one card.
     let vault = scratch.join("vault");
     write_vault(&vault, 1000);

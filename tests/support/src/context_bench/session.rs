@@ -85,7 +85,7 @@ pub fn tool_output(n: usize, chars: usize) -> String {
             3 => format!(
                 "    tracing::debug!(id = %row.id, amount = row.amount, \"loaded ledger row {line}\");"
             ),
-            4 if n % 5 == 0 && line % 9 == 4 => format!(
+            4 if n.is_multiple_of(5) && line % 9 == 4 => format!(
                 "error[E0308]: mismatched types: expected `u64`, found `i64` --> src/service_{n}/model.rs:{}:17",
                 40 + line
             ),
