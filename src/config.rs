@@ -269,7 +269,11 @@ impl GatewayConfig {
             recall_tool: !env
                 .get("LORE_RECALL_TOOL")
                 .is_some_and(|v| v == "off" || v == "0" || v == "false"),
-            rerank: match env.get("LORE_RERANK").map(|v| v.trim()).filter(|v| !v.is_empty()) {
+            rerank: match env
+                .get("LORE_RERANK")
+                .map(|v| v.trim())
+                .filter(|v| !v.is_empty())
+            {
                 Some(value) => value.parse()?,
                 None => lore_actors::reranker::RerankSetting::default(),
             },

@@ -133,7 +133,9 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     }
     .with_reranker(lore_actors::reranker::Reranker::new(
         config.rerank,
-        lore_actors::reranker::RerankerConfig::beside(&lore_actors::embedder::EmbedderConfig::from_env()),
+        lore_actors::reranker::RerankerConfig::beside(
+            &lore_actors::embedder::EmbedderConfig::from_env(),
+        ),
     ));
     // Sessions pin the knowledge the recall engine finds relevant to them.
     let mut context = (*config.context).clone();

@@ -58,7 +58,10 @@ fn a_fact_deep_in_a_long_tool_output_is_in_the_snippet() {
     capture_long_output(&gateway, &upstream);
     let log = long_log();
     let at = log.find(FACT).unwrap_or(0);
-    assert!(at > 8_000, "the fact is {at} bytes in: far past any start-of-text snippet");
+    assert!(
+        at > 8_000,
+        "the fact is {at} bytes in: far past any start-of-text snippet"
+    );
     let query = encode("HikariPool connection not available timed out");
     let results: Vec<Value> = eventually("the log to be searchable", || {
         let found = gateway.get(&format!("/api/v1/recall?q={query}")).json()["results"]
@@ -68,17 +71,30 @@ fn a_fact_deep_in_a_long_tool_output_is_in_the_snippet() {
         (!found.is_empty()).then_some(found)
     });
     let first = &results[0];
-    assert_eq!(first["role"], "user", "the tool result comes first: {results:?}");
+    assert_eq!(
+        first["role"], "user",
+        "the tool result comes first: {results:?}"
+    );
     let snippet = first["snippet"].as_str().unwrap_or_default();
     assert!(snippet.contains("total=37, active=37"), "{snippet}");
-    assert!(snippet.starts_with('…'), "it says it starts mid-text: {snippet}");
-    assert!(snippet.chars().count() <= 300, "{}", snippet.chars().count());
+    assert!(
+        snippet.starts_with('…'),
+        "it says it starts mid-text: {snippet}"
+    );
+    assert!(
+        snippet.chars().count() <= 300,
+        "{}",
+        snippet.chars().count()
+    );
     // The recall tool's Markdown answer shows the same place.
     let markdown = gateway
         .get(&format!("/api/v1/recall?q={query}&format=markdown"))
         .text();
     assert!(markdown.contains("total=37, active=37"), "{markdown}");
-    assert!(!markdown.contains("req_00000"), "not the log's first line: {markdown}");
+    assert!(
+        !markdown.contains("req_00000"),
+        "not the log's first line: {markdown}"
+    );
 }
 
 #[test]
@@ -94,7 +110,11 @@ fn rerank_is_checked_and_without_the_model_recall_answers_unreranked() {
     capture_long_output(&gateway, &upstream);
     let bad = gateway.get("/api/v1/recall?q=pool&rerank=sometimes");
     assert_eq!(bad.status, 400);
-    assert!(bad.text().contains("rerank must be on or off"), "{}", bad.text());
+    assert!(
+        bad.text().contains("rerank must be on or off"),
+        "{}",
+        bad.text()
+    );
     let bad = gateway.get("/api/v1/recall?q=pool&rerank=on&rerank_weight=-1");
     assert_eq!(bad.status, 400);
     let answer = eventually("the log to be searchable", || {
@@ -108,7 +128,10 @@ fn rerank_is_checked_and_without_the_model_recall_answers_unreranked() {
     assert_eq!(answer["reranker"]["state"], "off", "{answer}");
     let asked = gateway.get("/api/v1/recall?q=HikariPool&rerank=on").json();
     assert_eq!(asked["reranked"], false);
-    assert_eq!(asked["results"][0]["id"], answer["results"][0]["id"], "fail open");
+    assert_eq!(
+        asked["results"][0]["id"], answer["results"][0]["id"],
+        "fail open"
+    );
     assert!(
         asked["notes"].to_string().contains("not reranked"),
         "{asked}"

@@ -192,9 +192,14 @@ mod tests {
     #[test]
     fn the_rare_terms_pick_their_line_out_of_a_long_log() {
         let body = log("WARN HikariPool exhausted: total=37 active=37 waiting=112");
-        let terms = query_terms("how many connections did the HikariPool have when it was exhausted?");
+        let terms =
+            query_terms("how many connections did the HikariPool have when it was exhausted?");
         let focus = best_window(&body, &terms, None).unwrap_or_default();
-        assert!(body[focus.clone()].contains("HikariPool"), "{:?}", &body[focus]);
+        assert!(
+            body[focus.clone()].contains("HikariPool"),
+            "{:?}",
+            &body[focus]
+        );
         let (text, cut) = excerpt(&body, Some(focus), 300);
         assert!(cut);
         assert!(text.starts_with('…') && text.ends_with('…'), "{text}");
@@ -225,13 +230,20 @@ mod tests {
     #[test]
     fn long_lines_are_split_and_short_bodies_stay_whole() {
         let sentence = "Word soup without the answer. ";
-        let body = format!("{}The port is 9464 now. {}", sentence.repeat(20), sentence.repeat(20));
+        let body = format!(
+            "{}The port is 9464 now. {}",
+            sentence.repeat(20),
+            sentence.repeat(20)
+        );
         let all = windows(&body);
         assert!(all.len() > 3, "{all:?}");
         assert!(all.iter().all(|range| range.len() <= WINDOW_BYTES));
         let focus = best_window(&body, &query_terms("9464"), None).unwrap_or_default();
         assert!(body[focus].contains("9464"));
-        assert_eq!(excerpt("short", Some(0..5), 100), ("short".to_string(), false));
+        assert_eq!(
+            excerpt("short", Some(0..5), 100),
+            ("short".to_string(), false)
+        );
         let cjk = "数据库".repeat(300);
         let (text, _) = excerpt(&cjk, Some(301..310), 50);
         assert!(text.chars().count() <= 50);

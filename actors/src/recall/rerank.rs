@@ -142,7 +142,10 @@ pub fn apply(outcome: &mut RecallOutcome, pairs: &[Pair], scores: &[f32], weight
     });
     let mut blended: Vec<(usize, f32)> = (0..depth)
         .map(|index| {
-            let reranked = by_reranker.iter().position(|&i| i == index).unwrap_or(depth);
+            let reranked = by_reranker
+                .iter()
+                .position(|&i| i == index)
+                .unwrap_or(depth);
             let value = if weight.is_infinite() {
                 -(reranked as f32)
             } else {
@@ -215,26 +218,54 @@ mod tests {
         let terms = query_terms("pool exhausted connections");
         outcome.hits[1].focus = super::super::focus::best_window(&log, &terms, None);
         let pairs = pairs(&outcome, &terms);
-        assert_eq!(pairs[0], Pair { hit: 0, range: 0..5 });
+        assert_eq!(
+            pairs[0],
+            Pair {
+                hit: 0,
+                range: 0..5
+            }
+        );
         let long: Vec<&Pair> = pairs.iter().filter(|pair| pair.hit == 1).collect();
         // Only the focus chunk holds a term: it and the first chunk are read.
         assert_eq!(long.len(), 2, "{long:?}");
         assert!(log[long[0].range.clone()].contains("pool exhausted"));
-        assert!(long.iter().any(|pair| pair.range.start == 0), "the first chunk too");
-        assert!(long.iter().all(|pair| log[pair.range.clone()].chars().count() <= CHUNK_CHARS));
+        assert!(
+            long.iter().any(|pair| pair.range.start == 0),
+            "the first chunk too"
+        );
+        assert!(
+            long.iter()
+                .all(|pair| log[pair.range.clone()].chars().count() <= CHUNK_CHARS)
+        );
     }
 
     #[test]
     fn the_reranker_order_wins_and_the_best_chunk_becomes_the_focus() {
         let mut outcome = RecallOutcome {
-            hits: vec![hit("a", "alpha", 0.9), hit("b", "beta", 0.8), hit("c", "gamma", 0.7)],
+            hits: vec![
+                hit("a", "alpha", 0.9),
+                hit("b", "beta", 0.8),
+                hit("c", "gamma", 0.7),
+            ],
             ..RecallOutcome::default()
         };
         let pairs = vec![
-            Pair { hit: 0, range: 0..5 },
-            Pair { hit: 1, range: 0..2 },
-            Pair { hit: 1, range: 2..4 },
-            Pair { hit: 2, range: 0..5 },
+            Pair {
+                hit: 0,
+                range: 0..5,
+            },
+            Pair {
+                hit: 1,
+                range: 0..2,
+            },
+            Pair {
+                hit: 1,
+                range: 2..4,
+            },
+            Pair {
+                hit: 2,
+                range: 0..5,
+            },
         ];
         apply(&mut outcome, &pairs, &[-3.0, 1.0, 6.0, 2.0], f32::INFINITY);
         let ids: Vec<&str> = outcome.hits.iter().map(|h| h.hit.id.as_str()).collect();
@@ -246,16 +277,28 @@ mod tests {
     #[test]
     fn a_blend_keeps_a_strong_fused_first_against_a_small_reranker_preference() {
         let mut outcome = RecallOutcome {
-            hits: (0..5).map(|n| hit(&format!("h{n}"), "x", 1.0 - n as f32 / 10.0)).collect(),
+            hits: (0..5)
+                .map(|n| hit(&format!("h{n}"), "x", 1.0 - n as f32 / 10.0))
+                .collect(),
             ..RecallOutcome::default()
         };
-        let pairs: Vec<Pair> = (0..5).map(|n| Pair { hit: n, range: 0..1 }).collect();
+        let pairs: Vec<Pair> = (0..5)
+            .map(|n| Pair {
+                hit: n,
+                range: 0..1,
+            })
+            .collect();
         // The reranker puts h1 first and h0 second.
         apply(&mut outcome, &pairs, &[4.0, 5.0, 3.0, 2.0, 1.0], 1.0);
-        assert_eq!(outcome.hits[0].hit.id, "h0", "a tie goes to the fused order");
+        assert_eq!(
+            outcome.hits[0].hit.id, "h0",
+            "a tie goes to the fused order"
+        );
         // With a heavier reranker the swap happens.
         let mut again = RecallOutcome {
-            hits: (0..5).map(|n| hit(&format!("h{n}"), "x", 1.0 - n as f32 / 10.0)).collect(),
+            hits: (0..5)
+                .map(|n| hit(&format!("h{n}"), "x", 1.0 - n as f32 / 10.0))
+                .collect(),
             ..RecallOutcome::default()
         };
         apply(&mut again, &pairs, &[4.0, 5.0, 3.0, 2.0, 1.0], 2.0);

@@ -228,7 +228,9 @@ impl Reranker {
             }));
         }
         if self.shared.busy.swap(true, Ordering::AcqRel) {
-            return Err(ActorError::Rerank("reranker busy with another recall".into()));
+            return Err(ActorError::Rerank(
+                "reranker busy with another recall".into(),
+            ));
         }
         let _idle = BusyGuard(&self.shared.busy);
         let sender = self.sender()?;
