@@ -19,13 +19,14 @@ use anyhow::{Context, bail};
 use lore_test_support::retrieval::RetrievalSet;
 
 const USAGE: &str = "usage:
-  lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid,hybrid+rerank] [--report FILE] [--keep]
+  lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid,hybrid+rerank] [--halves tuning,held-out] [--report FILE] [--keep]
   lore-recall-eval latency [--lore PATH] [--messages 10000,100000] [--queries 500] [--modes …] [--keep]
   lore-recall-eval dump-set FILE
 options:
   --lore PATH       the lore binary (default target/release/lore)
   --work-dir DIR    where the scratch data directories go (default the system temp dir)
   --keep            keep the scratch data directories
+  --halves LIST     the halves of the labelled set `quality` asks (default both; both are loaded)
 modes: bm25, vector or hybrid; `+rerank` asks for the cross-encoder reranker (off otherwise)";
 
 /// Options shared by the subcommands.
@@ -34,6 +35,8 @@ pub struct Options {
     pub lore: PathBuf,
     /// Recall modes to evaluate.
     pub modes: Vec<String>,
+    /// Halves of the labelled set `quality` asks (`tuning`, `held-out`).
+    pub halves: Vec<String>,
     /// Corpus sizes of the latency run.
     pub messages: Vec<usize>,
     /// Timed queries per mode and size.
@@ -94,6 +97,7 @@ fn main() -> anyhow::Result<()> {
             "hybrid".into(),
             "hybrid+rerank".into(),
         ],
+        halves: vec!["tuning".into(), "held-out".into()],
         messages: vec![10_000, 100_000],
         queries: 500,
         report: None,
@@ -106,6 +110,7 @@ fn main() -> anyhow::Result<()> {
         match arg.as_str() {
             "--lore" => options.lore = PathBuf::from(value()?),
             "--modes" => options.modes = list(&value()?)?,
+            "--halves" => options.halves = list(&value()?)?,
             "--messages" => options.messages = list(&value()?)?,
             "--queries" => options.queries = value()?.parse().context("--queries")?,
             "--report" => options.report = Some(PathBuf::from(value()?)),

@@ -138,6 +138,15 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
             questions: &held.questions,
         },
     ];
+    // Both halves are always loaded (one corpus); only the asked ones are queried.
+    let halves: Vec<&Half> = halves
+        .iter()
+        .filter(|half| options.halves.iter().any(|name| name == half.name))
+        .collect();
+    anyhow::ensure!(
+        !halves.is_empty(),
+        "--halves names neither `tuning` nor `held-out`"
+    );
     let dir = options.scratch("quality")?;
     let messages = loader::load(&dir, tuning.sessions.iter().chain(&held.sessions))?;
     let (took, said) = reindex(&options.lore, &dir)?;
@@ -145,7 +154,7 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
     let gateway = Gateway::start(&options.lore, &dir)?;
     let mut results: BTreeMap<(&str, &str), Answers> = BTreeMap::new();
     for mode in &options.modes {
-        for half in &halves {
+        for half in halves.iter().copied() {
             eprintln!(
                 "asking the {} questions of the {} half in mode {mode}",
                 half.questions.len(),
@@ -186,7 +195,7 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
     let mut reranked = Vec::new();
     let mut report = Vec::new();
     for mode in &options.modes {
-        for half in &halves {
+        for half in halves.iter().copied() {
             let answers = &results[&(half.name, mode.as_str())];
             if let Some(Err(err)) = answers.first()
                 && answers.iter().all(Result::is_err)
