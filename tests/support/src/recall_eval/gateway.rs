@@ -75,9 +75,24 @@ impl Gateway {
                 );
             }
             let health = http_client::request(&gateway.base(), "GET", "/health", &[], b"");
-            if health.is_ok_and(|r| r.status == 200) {
-                gateway.ready_after = started.elapsed();
-                return Ok(gateway);
+            if let Ok(health) = health
+                && health.status == 200
+            {
+                if gateway.ready_after.is_zero() {
+                    gateway.ready_after = started.elapsed();
+                }
+                // Until the embedding model has loaded, vector and hybrid answer with BM25
+                // alone: wait for it to be ready or reported missing for another reason.
+                let body: serde_json::Value =
+                    serde_json::from_slice(&health.body).unwrap_or_default();
+                let embeddings = &body["embeddings"];
+                let loading = embeddings["state"] == "unavailable"
+                    && embeddings["missing"]
+                        .as_str()
+                        .is_some_and(|missing| missing.contains("still loading"));
+                if !loading {
+                    return Ok(gateway);
+                }
             }
             if Instant::now() > deadline {
                 bail!("/health never answered: {}", gateway.process.log_tail());
