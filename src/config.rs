@@ -65,6 +65,9 @@ pub struct GatewayConfig {
     pub embeddings: bool,
     /// Whether tool-bearing requests get the `recall` tool (`LORE_RECALL_TOOL`, default on).
     pub recall_tool: bool,
+    /// Whether recall reranks its top candidates with the cross-encoder (`LORE_RERANK`,
+    /// `on`, `off` or `auto`; default off).
+    pub rerank: lore_actors::reranker::RerankSetting,
     /// HTTP worker threads (`LORE_WORKERS`, default: one per core).
     pub workers: usize,
     /// Largest accepted request body after decompression (`LORE_MAX_BODY_MB`, 64).
@@ -266,6 +269,14 @@ impl GatewayConfig {
             recall_tool: !env
                 .get("LORE_RECALL_TOOL")
                 .is_some_and(|v| v == "off" || v == "0" || v == "false"),
+            rerank: match env
+                .get("LORE_RERANK")
+                .map(|v| v.trim())
+                .filter(|v| !v.is_empty())
+            {
+                Some(value) => value.parse()?,
+                None => lore_actors::reranker::RerankSetting::default(),
+            },
             workers: number(env, "LORE_WORKERS", cores)?.clamp(1, 64),
             max_body_bytes: number(env, "LORE_MAX_BODY_MB", 64usize)?.clamp(1, 1024) * 1024 * 1024,
             gateway_cwd,

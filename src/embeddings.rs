@@ -1,7 +1,8 @@
 //! Embeddings in the service: the model loads in the background after the gateway is already
 //! listening; until it has (or when it cannot), recall runs on BM25 alone and `/health` says
 //! why. Once loaded, the `Vectorizer` starts, the `Indexer` hands it every new document, and a
-//! backfill embeds whatever was stored without a vector.
+//! backfill embeds whatever was stored without a vector. The optional reranker lives here
+//! too: it loads on the first recall that reranks.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use actix::{Actor, Addr};
 use lore_actors::curator::{AttachEmbedder, Curator};
 use lore_actors::embedder::{Embedder, EmbedderConfig, EmbedderHandle, EmbeddingModel, Purpose};
 use lore_actors::indexer::{AttachVectorizer, Indexer};
+use lore_actors::reranker::{RerankSetting, Reranker, RerankerConfig};
 use lore_actors::vectorizer::{Backfill, Vectorizer};
 use lore_actors::worker::ActivityBoard;
 use lore_storage::{Store, VectorStore};
@@ -25,6 +27,8 @@ pub struct Embeddings {
     vectorizer: Arc<RwLock<Option<Addr<Vectorizer>>>>,
     /// The stored vectors.
     pub vectors: VectorStore,
+    /// The cross-encoder reranker (`LORE_RERANK`); off until [`Embeddings::with_reranker`].
+    pub reranker: Reranker,
 }
 
 impl Embeddings {
@@ -34,7 +38,17 @@ impl Embeddings {
             handle: Arc::new(RwLock::new(EmbedderHandle::unavailable(missing, fix))),
             vectorizer: Arc::new(RwLock::new(None)),
             vectors: store.vectors(),
+            reranker: Reranker::new(
+                RerankSetting::Off,
+                RerankerConfig::beside(&EmbedderConfig::from_env()),
+            ),
         }
+    }
+
+    /// The same embeddings with `reranker` for recall.
+    pub fn with_reranker(mut self, reranker: Reranker) -> Self {
+        self.reranker = reranker;
+        self
     }
 
     /// Starts loading the model in the background; must run inside the actix system.

@@ -130,7 +130,13 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
             "embeddings are switched off (LORE_EMBEDDINGS=off)",
             "unset LORE_EMBEDDINGS to use them",
         )
-    };
+    }
+    .with_reranker(lore_actors::reranker::Reranker::new(
+        config.rerank,
+        lore_actors::reranker::RerankerConfig::beside(
+            &lore_actors::embedder::EmbedderConfig::from_env(),
+        ),
+    ));
     // Sessions pin the knowledge the recall engine finds relevant to them.
     let mut context = (*config.context).clone();
     context.finder = Some(Arc::new(crate::ltm_search::RecallFinder {

@@ -22,6 +22,9 @@ pub enum ActorError {
     /// The model failed on an input (tokenizer or runtime error).
     #[error("embedding failed: {0}")]
     Embedding(String),
+    /// The reranker could not score a recall's candidates (missing model, busy, too slow).
+    #[error("not reranked: {0}")]
+    Rerank(String),
     /// The provider refused the worker's credential (401/403): the session's background work
     /// pauses until a request brings another credential.
     #[error(

@@ -14,6 +14,7 @@
 //!   state, so the turns of one session are serialized and turns of different sessions run in
 //!   parallel.
 //! - [`embedder`]: the embedding model (ONNX Runtime, loaded at run time) and its worker pool.
+//! - [`reranker`]: the optional cross-encoder that rescores the top recall candidates.
 //! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
 //! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
 //!   forget, with the same limits), the `.lore.md` format, its import and export.
@@ -56,6 +57,7 @@ pub mod model;
 pub mod pruner;
 pub mod recall;
 pub mod registry;
+pub mod reranker;
 pub mod session;
 pub mod tokens;
 pub mod turn;

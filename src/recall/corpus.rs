@@ -88,6 +88,9 @@ impl RecallCorpus for Corpus<'_> {
     }
 }
 
+/// Characters of the snippet of a JSON result, cut around the part that best answers the query.
+pub const SNIPPET_CHARS: usize = 300;
+
 /// Runs one recall over the corpus.
 pub fn search(corpus: &Corpus<'_>, request: &RecallRequest) -> Result<RecallOutcome, String> {
     recall(corpus, request)
@@ -96,7 +99,7 @@ pub fn search(corpus: &Corpus<'_>, request: &RecallRequest) -> Result<RecallOutc
 /// One result as the API answers it.
 pub fn hit_json(fused: &FusedHit) -> Value {
     let hit = &fused.hit;
-    let snippet: String = hit.body.chars().take(300).collect();
+    let (snippet, _) = fused.excerpt(SNIPPET_CHARS);
     json!({
         "id": hit.id,
         "source": hit.id.split(':').next().unwrap_or(""),

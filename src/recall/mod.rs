@@ -8,10 +8,12 @@
 pub mod corpus;
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use lore_actors::recall::terms::query_terms;
 use lore_actors::recall::{
-    DEFAULT_CHAR_BUDGET, RecallMode, RecallRequest, RecallScope, format_detail, format_missing,
-    format_results, lookup,
+    DEFAULT_CHAR_BUDGET, RecallMode, RecallOutcome, RecallRequest, RecallScope, format_detail,
+    format_missing, format_results, lookup, rerank,
 };
+use lore_actors::reranker::DEFAULT_DEADLINE;
 use lore_proto::recall_tool::RecallArguments;
 use lore_storage::now_ms;
 use serde::Deserialize;
@@ -44,6 +46,36 @@ pub struct RecallQuery {
     /// `json` (default) or `markdown` (the recall tool's answer).
     #[serde(default)]
     pub format: Option<String>,
+    /// `on` or `off`: rerank the top candidates with the cross-encoder; default `LORE_RERANK`.
+    #[serde(default)]
+    pub rerank: Option<String>,
+    /// The reranker's weight against the fused order (a number, or `inf` for the reranker's
+    /// order alone); default [`rerank::DEFAULT_WEIGHT`]. For measuring.
+    #[serde(default)]
+    pub rerank_weight: Option<String>,
+}
+
+/// Whether to rerank, and with which weight, from the query's `rerank` and `rerank_weight`.
+fn rerank_choice(query: &RecallQuery, state: &AppState) -> Result<Option<f32>, String> {
+    let wanted = match query.rerank.as_deref().map(str::trim) {
+        None | Some("") => state.embeddings.reranker.by_default(),
+        Some("on") => true,
+        Some("off") => false,
+        Some(other) => return Err(format!("rerank must be on or off, not `{other}`")),
+    };
+    if !wanted {
+        return Ok(None);
+    }
+    match query.rerank_weight.as_deref().map(str::trim) {
+        None | Some("") => Ok(Some(rerank::DEFAULT_WEIGHT)),
+        Some("inf") => Ok(Some(f32::INFINITY)),
+        Some(raw) => match raw.parse::<f32>() {
+            Ok(weight) if weight > 0.0 => Ok(Some(weight)),
+            _ => Err(format!(
+                "rerank_weight must be a positive number or `inf`, not `{raw}`"
+            )),
+        },
+    }
 }
 
 /// Builds the engine's request from the query parameters, or says what is wrong.
@@ -90,6 +122,13 @@ pub async fn recall(
         return HttpResponse::ServiceUnavailable().json(json!({"error": {"type": "index_unavailable", "message": "the search index could not be opened; see the gateway log, then run `lore reindex`"}}));
     };
     let query = query.into_inner();
+    let rerank_weight = match rerank_choice(&query, state.get_ref()) {
+        Ok(choice) => choice,
+        Err(message) => {
+            return HttpResponse::BadRequest()
+                .json(json!({"error": {"type": "invalid_request_error", "message": message}}));
+        }
+    };
     let mut request = match build_request(
         &query.q,
         query.scope.as_deref(),
@@ -110,8 +149,8 @@ pub async fn recall(
     let vectors_used = request.query_vector.is_some();
     let markdown = query.format.as_deref() == Some("markdown");
     let text = request.query.clone();
-    match search_blocking(state.get_ref(), index, request).await {
-        Ok(outcome) if markdown => HttpResponse::Ok()
+    match search_ranked(state.get_ref(), index, request, rerank_weight).await {
+        Ok((outcome, _)) if markdown => HttpResponse::Ok()
             .content_type("text/markdown; charset=utf-8")
             .body(format_results(
                 &text,
@@ -119,9 +158,11 @@ pub async fn recall(
                 now_ms(),
                 DEFAULT_CHAR_BUDGET,
             )),
-        Ok(outcome) => HttpResponse::Ok().json(json!({
+        Ok((outcome, reranked)) => HttpResponse::Ok().json(json!({
             "results": outcome.hits.iter().map(hit_json).collect::<Vec<_>>(),
             "vectors": vectors_used,
+            "reranked": reranked,
+            "reranker": state.embeddings.reranker.status(),
             "notes": outcome.notes,
         })),
         Err(message) => HttpResponse::InternalServerError()
@@ -147,6 +188,49 @@ pub(crate) async fn search_blocking(
     })
     .await
     .map_err(|err| err.to_string())?
+}
+
+/// [`search_blocking`], then, with a reranker weight, the top [`rerank::DEPTH`] candidates
+/// rescored by the cross-encoder within [`DEFAULT_DEADLINE`]; the flag says whether that
+/// happened. Any reranker failure keeps the fused order (and is noted).
+pub(crate) async fn search_ranked(
+    state: &AppState,
+    index: std::sync::Arc<lore_storage::SearchIndex>,
+    mut request: RecallRequest,
+    rerank_weight: Option<f32>,
+) -> Result<(RecallOutcome, bool), String> {
+    let Some(weight) = rerank_weight else {
+        return Ok((search_blocking(state, index, request).await?, false));
+    };
+    let limit = request.effective_limit();
+    request.limit = limit.max(rerank::DEPTH);
+    let query = request.query.clone();
+    let mut outcome = search_blocking(state, index, request).await?;
+    let pairs = rerank::pairs(&outcome, &query_terms(&query));
+    let passages = pairs
+        .iter()
+        .filter_map(|pair| {
+            let fused = outcome.hits.get(pair.hit)?;
+            Some(rerank::passage_text(fused, &pair.range))
+        })
+        .collect();
+    let reranked = match state
+        .embeddings
+        .reranker
+        .score(query, passages, DEFAULT_DEADLINE)
+        .await
+    {
+        Ok(scores) => {
+            rerank::apply(&mut outcome, &pairs, &scores, weight);
+            true
+        }
+        Err(err) => {
+            outcome.notes.push(err.to_string());
+            false
+        }
+    };
+    outcome.hits.truncate(limit);
+    Ok((outcome, reranked))
 }
 
 /// Answers one call of the gateway's `recall` tool: Markdown for the model. Never fails: a
@@ -204,8 +288,13 @@ pub async fn answer_tool(
     };
     request.query_vector = state.embeddings.query_vector(&request.query).await;
     let text = request.query.clone();
-    match search_blocking(state.get_ref(), index, request).await {
-        Ok(outcome) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
+    let rerank_weight = state
+        .embeddings
+        .reranker
+        .by_default()
+        .then_some(rerank::DEFAULT_WEIGHT);
+    match search_ranked(state.get_ref(), index, request, rerank_weight).await {
+        Ok((outcome, _)) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
         Err(message) => format!("Recall failed: {message}"),
     }
 }

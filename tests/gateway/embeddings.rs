@@ -209,3 +209,57 @@ fn reindex_through_the_running_gateway_follows_the_backfill() {
         "{out}\n{err}"
     );
 }
+
+/// Three messages sharing the word "database"; only one says when the backup runs.
+const DATABASE_NOTES: [&str; 3] = [
+    "The database backup runs at 2am and is kept for thirty days on the database host.",
+    "The database is named ledger_prod; ask Dana for database credentials.",
+    "Schema migrations for the database run through Flyway every Tuesday night.",
+];
+
+#[test]
+fn the_reranker_reorders_bm25_candidates_with_the_real_model() {
+    let upstream = FakeUpstream::start();
+    // No embeddings: BM25 finds the three, the cross-encoder (loaded on first use) orders them.
+    let gateway = Gateway::start_with(&upstream.url(), &[("LORE_RERANK", "on")]);
+    for (n, note) in DATABASE_NOTES.iter().enumerate() {
+        upstream.push(Script::Text(note.to_string()));
+        let response = gateway.post(
+            "/v1/messages",
+            &view(&anthropic_headers("k")),
+            &anthropic_body(
+                json!([{"role": "user", "content": format!("note {n} for later")}]),
+                false,
+            ),
+        );
+        assert_eq!(response.status, 200);
+    }
+    let query = "when does the database backup run".replace(' ', "%20");
+    let bm25 = eventually("the notes to be searchable", || {
+        let answer = gateway
+            .get(&format!("/api/v1/recall?q={query}&mode=bm25&rerank=off"))
+            .json();
+        (answer["results"].as_array().map(Vec::len) == Some(3)).then_some(answer)
+    });
+    assert_eq!(bm25["reranked"], false);
+    assert!(
+        !bm25["results"][0]["snippet"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("backup runs at 2am"),
+        "BM25 alone is misled by `run`: {bm25}"
+    );
+    // LORE_RERANK=on: reranked without asking; the first call loads the model.
+    let reranked = gateway
+        .get(&format!("/api/v1/recall?q={query}&mode=bm25"))
+        .json();
+    assert_eq!(reranked["reranked"], true, "{reranked}");
+    assert_eq!(reranked["reranker"]["state"], "ready");
+    assert!(
+        reranked["results"][0]["snippet"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("backup runs at 2am"),
+        "{reranked}"
+    );
+}

@@ -30,6 +30,7 @@ mod mcp;
 mod memory;
 mod prompts;
 mod recall;
+mod recall_snippets;
 mod recall_tool;
 mod retention;
 mod routes;

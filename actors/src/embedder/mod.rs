@@ -43,6 +43,10 @@ pub struct EmbedderConfig {
     /// Worker threads, each with its own session (`LORE_EMBED_POOL_SIZE`, default cores − 1
     /// within the available memory, at least 1; see [`default_pool_size`]).
     pub pool_size: usize,
+    /// Most passages embedded per document (`LORE_EMBED_MAX_PASSAGES`, default and at most
+    /// [`model::MAX_PASSAGES`]); 1 embeds only a document's first 512 tokens, for measuring
+    /// what passages bring.
+    pub max_passages: usize,
 }
 
 impl EmbedderConfig {
@@ -63,10 +67,16 @@ impl EmbedderConfig {
             .and_then(|value| value.trim().parse::<usize>().ok())
             .filter(|&size| size > 0)
             .unwrap_or_else(default_pool_size);
+        let max_passages = std::env::var("LORE_EMBED_MAX_PASSAGES")
+            .ok()
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .filter(|&count| count > 0)
+            .map_or(model::MAX_PASSAGES, |count| count.min(model::MAX_PASSAGES));
         Self {
             models_dir,
             runtime,
             pool_size,
+            max_passages,
         }
     }
 
@@ -77,6 +87,7 @@ impl EmbedderConfig {
             runtime: models_dir.join(RUNTIME_DIR).join(RUNTIME_FILE),
             models_dir,
             pool_size: default_pool_size(),
+            max_passages: model::MAX_PASSAGES,
         }
     }
 

@@ -106,6 +106,8 @@ pub struct EmbeddingModel {
     /// Ids of the tokens that open and close every input.
     cls: u32,
     sep: u32,
+    /// Most passages per document ([`EmbedderConfig::max_passages`]).
+    max_passages: usize,
 }
 
 impl std::fmt::Debug for EmbeddingModel {
@@ -179,6 +181,7 @@ impl EmbeddingModel {
             output,
             cls,
             sep,
+            max_passages: config.max_passages.clamp(1, MAX_PASSAGES),
         })
     }
 
@@ -206,10 +209,10 @@ impl EmbeddingModel {
     }
 
     /// The passage vectors of each document, in the order of `texts` (at least one per text,
-    /// at most [`MAX_PASSAGES`]).
+    /// at most [`MAX_PASSAGES`], or fewer when the configuration says so).
     pub fn embed_passages(&mut self, texts: &[&str]) -> Result<Vec<Vec<Vec<f32>>>, EmbedError> {
         let inputs: Vec<String> = texts.iter().map(|text| (*text).to_string()).collect();
-        self.embed_cut(&inputs, MAX_PASSAGES)
+        self.embed_cut(&inputs, self.max_passages)
     }
 
     /// Tokenizes each input, cuts it into at most `max_passages` passages and runs them in

@@ -79,16 +79,17 @@ fn source_weight(source: RecallSource) -> f32 {
 }
 
 /// One result line: `prefix` + content + `suffix`.
-struct Line {
+struct Line<'a> {
     tier: Tier,
     source: RecallSource,
     prefix: String,
-    content: String,
+    /// The result, whose excerpt around its focus is the content.
+    fused: &'a FusedHit,
     suffix: String,
 }
 
-impl Line {
-    fn new(fused: &FusedHit, tier: Tier, now_ms: u64) -> Self {
+impl<'a> Line<'a> {
+    fn new(fused: &'a FusedHit, tier: Tier, now_ms: u64) -> Self {
         let hit = &fused.hit;
         let (title, _) = cut(&one_line(&hit.title), MAX_TITLE_CHARS);
         let when = age(now_ms, hit.created_at_ms);
@@ -106,7 +107,7 @@ impl Line {
             tier,
             source: fused.source,
             prefix,
-            content: one_line(&hit.body),
+            fused,
             suffix: format!(" ({})", hit.id),
         }
     }
@@ -190,12 +191,11 @@ pub fn format_results(
         .zip(&weights)
         .map(|(line, weight)| {
             let share = (content_budget * weight / weight_sum).floor() as usize;
-            let (content, was_cut) = cut(
-                &line.content,
-                share.clamp(MIN_RESULT_CHARS, MAX_RESULT_CHARS),
-            );
+            let (content, was_cut) = line
+                .fused
+                .excerpt(share.clamp(MIN_RESULT_CHARS, MAX_RESULT_CHARS));
             any_cut |= was_cut;
-            content
+            one_line(&content)
         })
         .collect();
     let footer = if any_cut {

@@ -7,10 +7,14 @@
 //! - [`fusion`]: reciprocal rank fusion and its weights.
 //! - [`format`]: the tiered Markdown answer and the `id` detail.
 //! - [`snippet`]: cutting text at sentence boundaries, ages and dates.
+//! - [`focus`]: the window of a result that best matches the query, and the excerpt around it.
+//! - [`rerank`]: the passages a cross-encoder reads for the top candidates, and the new order.
 
+pub mod focus;
 pub mod format;
 pub mod fusion;
 pub mod gather;
+pub mod rerank;
 pub mod snippet;
 pub mod terms;
 
@@ -249,6 +253,16 @@ pub struct FusedHit {
     pub source: RecallSource,
     /// The fused score.
     pub score: f32,
+    /// The byte range of `hit.body` that best answers the query (see [`focus`]); excerpts are
+    /// cut around it. `None`: the start.
+    pub focus: Option<std::ops::Range<usize>>,
+}
+
+impl FusedHit {
+    /// About `max_chars` characters of the body around its focus, and whether any was cut.
+    pub fn excerpt(&self, max_chars: usize) -> (String, bool) {
+        focus::excerpt(&self.hit.body, self.focus.clone(), max_chars)
+    }
 }
 
 /// The answer of one recall.
@@ -311,6 +325,7 @@ pub fn recall(corpus: &dyn RecallCorpus, request: &RecallRequest) -> Result<Reca
                 hit,
                 source,
                 score: score * factor,
+                focus: None,
             })
         })
         .collect();
@@ -318,6 +333,9 @@ pub fn recall(corpus: &dyn RecallCorpus, request: &RecallRequest) -> Result<Reca
     scored.truncate(limit.saturating_mul(3));
     let candidates = scored.len();
     scored.truncate(limit);
+    for fused in &mut scored {
+        fused.focus = focus::best_window(&fused.hit.body, &terms, None);
+    }
     Ok(RecallOutcome {
         hits: scored,
         candidates,

@@ -14,6 +14,7 @@ const NOW: u64 = 100 * DAY;
 
 fn fused(hit: SearchHit, score: f32) -> FusedHit {
     FusedHit {
+        focus: None,
         source: RecallSource::of(&hit),
         hit,
         score,

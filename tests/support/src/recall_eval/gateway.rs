@@ -32,6 +32,24 @@ pub fn reindex(lore: &Path, data_dir: &Path) -> anyhow::Result<(Duration, String
     Ok((elapsed, stdout))
 }
 
+/// One recall result as the eval reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The document id.
+    pub id: String,
+    /// The snippet the API shows for it.
+    pub snippet: String,
+}
+
+/// The answer of one recall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The results, best first.
+    pub hits: Vec<Hit>,
+    /// Whether the reranker reordered them (it was asked for and finished in time).
+    pub reranked: bool,
+}
+
 /// A running gateway; killed on drop if [`Gateway::stop`] was not called.
 pub struct Gateway {
     process: LoreProcess,
@@ -57,9 +75,24 @@ impl Gateway {
                 );
             }
             let health = http_client::request(&gateway.base(), "GET", "/health", &[], b"");
-            if health.is_ok_and(|r| r.status == 200) {
-                gateway.ready_after = started.elapsed();
-                return Ok(gateway);
+            if let Ok(health) = health
+                && health.status == 200
+            {
+                if gateway.ready_after.is_zero() {
+                    gateway.ready_after = started.elapsed();
+                }
+                // Until the embedding model has loaded, vector and hybrid answer with BM25
+                // alone: wait for it to be ready or reported missing for another reason.
+                let body: serde_json::Value =
+                    serde_json::from_slice(&health.body).unwrap_or_default();
+                let embeddings = &body["embeddings"];
+                let loading = embeddings["state"] == "unavailable"
+                    && embeddings["missing"]
+                        .as_str()
+                        .is_some_and(|missing| missing.contains("still loading"));
+                if !loading {
+                    return Ok(gateway);
+                }
             }
             if Instant::now() > deadline {
                 bail!("/health never answered: {}", gateway.process.log_tail());
@@ -79,23 +112,57 @@ impl Gateway {
 
     /// `GET /api/v1/recall?q=…&limit=…&scope=all&mode=…`: the result ids, best first.
     pub fn recall(&self, query: &str, mode: &str, limit: usize) -> anyhow::Result<Vec<String>> {
-        let path = format!(
-            "/api/v1/recall?q={}&limit={limit}&scope=all&mode={mode}",
+        Ok(self
+            .recall_hits(query, mode, limit)?
+            .hits
+            .into_iter()
+            .map(|hit| hit.id)
+            .collect())
+    }
+
+    /// The same, with each result's snippet. `mode` is a recall mode (`bm25`, `vector`,
+    /// `hybrid`), optionally with `+rerank` (the reranker on) or `+rerank@W` (on, with weight
+    /// `W` against the fused order, a number or `inf`); without it the reranker is off.
+    pub fn recall_hits(&self, query: &str, mode: &str, limit: usize) -> anyhow::Result<Answer> {
+        let (mode, rerank, weight) = match mode.split_once("+rerank") {
+            Some((mode, rest)) => (mode, "on", rest.strip_prefix('@')),
+            None => (mode, "off", None),
+        };
+        let mut path = format!(
+            "/api/v1/recall?q={}&limit={limit}&scope=all&mode={mode}&rerank={rerank}",
             encode(query)
         );
+        if let Some(weight) = weight {
+            path.push_str(&format!("&rerank_weight={weight}"));
+        }
         let response = http_client::request(&self.base(), "GET", &path, &[], b"")?;
         if response.status != 200 {
             bail!("recall answered {}: {}", response.status, response.text());
         }
         let body: serde_json::Value = serde_json::from_slice(&response.body)
             .with_context(|| format!("recall sent malformed JSON: {}", response.text()))?;
+        if rerank == "on" && body["reranker"]["state"] == "unavailable" {
+            bail!(
+                "the reranker is unavailable: {}",
+                body["reranker"].to_string().replace('|', "/")
+            );
+        }
         let results = body["results"]
             .as_array()
             .with_context(|| format!("no `results` array in {body}"))?;
-        Ok(results
+        let hits = results
             .iter()
-            .filter_map(|hit| hit["id"].as_str().map(str::to_string))
-            .collect())
+            .filter_map(|hit| {
+                Some(Hit {
+                    id: hit["id"].as_str()?.to_string(),
+                    snippet: hit["snippet"].as_str().unwrap_or_default().to_string(),
+                })
+            })
+            .collect();
+        Ok(Answer {
+            hits,
+            reranked: body["reranked"] == true,
+        })
     }
 
     /// `lore stop --data-dir DIR`, then waits up to 15 s before killing.

@@ -1,12 +1,13 @@
 //! `latency`: for each corpus size, a fresh data directory with the labelled set plus filler,
 //! `lore reindex` (timed), a gateway, 20 warm-up queries, then sequential timed recall queries
-//! per mode (question texts, shuffled and cycled). Prints client-side p50/p99/max over HTTP,
+//! per mode (question texts of both halves, shuffled and cycled). Prints client-side p50/p99/max over HTTP,
 //! the gateway's RSS, and recall@10 of the questions asked at that size.
 
 use std::time::{Duration, Instant};
 
 use lore_test_support::retrieval::filler::Filler;
-use lore_test_support::retrieval::{RetrievalSet, Rng, SEED, loader};
+use lore_test_support::retrieval::held_out::HeldOutSet;
+use lore_test_support::retrieval::{Question, RetrievalSet, Rng, SEED, loader};
 
 use crate::Options;
 use crate::gateway::{Gateway, reindex};
@@ -38,12 +39,19 @@ struct ModeRow {
 /// Runs the latency benchmark and prints the tables.
 pub fn run(options: &Options) -> anyhow::Result<()> {
     let set = RetrievalSet::generate();
-    let mut order: Vec<usize> = (0..set.questions.len()).collect();
+    let held = HeldOutSet::generate();
+    let questions: Vec<Question> = set
+        .questions
+        .iter()
+        .chain(&held.questions)
+        .cloned()
+        .collect();
+    let mut order: Vec<usize> = (0..questions.len()).collect();
     Rng::new(SEED ^ 0x5155_4552_5953).shuffle(&mut order);
     let mut sizes = Vec::new();
     let mut modes = Vec::new();
     for &messages in &options.messages {
-        let labelled = set.message_count();
+        let labelled = set.message_count() + held.message_count();
         anyhow::ensure!(
             messages >= labelled,
             "--messages {messages} is below the {labelled} labelled messages"
@@ -52,7 +60,8 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
         let started = Instant::now();
         let filler = Filler::new(SEED ^ messages as u64, messages - labelled);
         let store = loader::open(&dir)?;
-        for session in set.sessions.iter().cloned().chain(filler) {
+        let labelled_sessions = set.sessions.iter().chain(&held.sessions).cloned();
+        for session in labelled_sessions.chain(filler) {
             loader::write_session(&store, &session)?;
         }
         store.flush()?;
@@ -65,7 +74,7 @@ pub fn run(options: &Options) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(500));
         let rss_ready = gateway.rss_mb();
         for mode in &options.modes {
-            let outcome = time_mode(&gateway, &set, &order, mode, options.queries);
+            let outcome = time_mode(&gateway, &questions, &order, mode, options.queries);
             if let Err(err) = &outcome {
                 eprintln!("mode {mode} unavailable: {err}");
             }
@@ -103,12 +112,12 @@ struct Timed {
 /// not timed; the mode is unavailable when the warm-up fails entirely.
 fn time_mode(
     gateway: &Gateway,
-    set: &RetrievalSet,
+    questions: &[Question],
     order: &[usize],
     mode: &str,
     queries: usize,
 ) -> Result<Timed, String> {
-    let question = |i: usize| &set.questions[order[i % order.len()]];
+    let question = |i: usize| &questions[order[i % order.len()]];
     // Warm up on the questions asked last, so the first timed ones are not cached answers.
     let warm: Vec<_> = (0..WARM_UP.min(order.len()))
         .map(|i| gateway.recall(&question(order.len() - 1 - i).text, mode, 10))

@@ -1,6 +1,7 @@
 //! `lore-recall-eval`: the retrieval benchmark of Lore's recall, against the real binary.
 //!
-//! - `quality`: recall@5, recall@10 and MRR@10 of the labelled set per mode and question type.
+//! - `quality`: recall@5, recall@10 and MRR@10 of both halves of the labelled set (tuning and
+//!   held-out) per mode and question group, and whether snippets show the answer.
 //! - `latency`: recall latency (client-side, over HTTP), reindex time and RSS at 10k/100k
 //!   stored messages.
 //! - `dump-set FILE`: writes the labelled set as JSON.
@@ -18,13 +19,15 @@ use anyhow::{Context, bail};
 use lore_test_support::retrieval::RetrievalSet;
 
 const USAGE: &str = "usage:
-  lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid] [--report FILE] [--keep]
+  lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid,hybrid+rerank] [--halves tuning,held-out] [--report FILE] [--keep]
   lore-recall-eval latency [--lore PATH] [--messages 10000,100000] [--queries 500] [--modes …] [--keep]
   lore-recall-eval dump-set FILE
 options:
   --lore PATH       the lore binary (default target/release/lore)
   --work-dir DIR    where the scratch data directories go (default the system temp dir)
-  --keep            keep the scratch data directories";
+  --keep            keep the scratch data directories
+  --halves LIST     the halves of the labelled set `quality` asks (default both; both are loaded)
+modes: bm25, vector or hybrid; `+rerank` asks for the cross-encoder reranker (off otherwise)";
 
 /// Options shared by the subcommands.
 pub struct Options {
@@ -32,6 +35,8 @@ pub struct Options {
     pub lore: PathBuf,
     /// Recall modes to evaluate.
     pub modes: Vec<String>,
+    /// Halves of the labelled set `quality` asks (`tuning`, `held-out`).
+    pub halves: Vec<String>,
     /// Corpus sizes of the latency run.
     pub messages: Vec<usize>,
     /// Timed queries per mode and size.
@@ -86,7 +91,13 @@ fn main() -> anyhow::Result<()> {
     };
     let mut options = Options {
         lore: PathBuf::from("target/release/lore"),
-        modes: vec!["bm25".into(), "vector".into(), "hybrid".into()],
+        modes: vec![
+            "bm25".into(),
+            "vector".into(),
+            "hybrid".into(),
+            "hybrid+rerank".into(),
+        ],
+        halves: vec!["tuning".into(), "held-out".into()],
         messages: vec![10_000, 100_000],
         queries: 500,
         report: None,
@@ -99,6 +110,7 @@ fn main() -> anyhow::Result<()> {
         match arg.as_str() {
             "--lore" => options.lore = PathBuf::from(value()?),
             "--modes" => options.modes = list(&value()?)?,
+            "--halves" => options.halves = list(&value()?)?,
             "--messages" => options.messages = list(&value()?)?,
             "--queries" => options.queries = value()?.parse().context("--queries")?,
             "--report" => options.report = Some(PathBuf::from(value()?)),

@@ -291,6 +291,7 @@ impl Iterator for Filler {
                 role,
                 text,
                 command,
+                tool_output: None,
                 at_ms,
             });
             at_ms += 15_000 + self.rng.below(90_000) as u64;

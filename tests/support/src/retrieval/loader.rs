@@ -19,17 +19,32 @@ pub fn open(data_dir: &Path) -> anyhow::Result<Store> {
 /// The stored form of a generated message.
 pub fn message_of(session: &Session, index: usize) -> Message {
     let turn = &session.turns[index];
-    let mut parts = vec![Part::Text {
-        text: turn.text.clone(),
-    }];
+    let mut parts = Vec::new();
+    if let Some(output) = &turn.tool_output {
+        parts.push(Part::ToolResult {
+            call_id: call_id(session, index.saturating_sub(1)),
+            content: output.clone(),
+            is_error: false,
+        });
+    }
+    if !turn.text.is_empty() || turn.tool_output.is_none() {
+        parts.push(Part::Text {
+            text: turn.text.clone(),
+        });
+    }
     if let Some(command) = &turn.command {
         parts.push(Part::ToolCall {
-            id: format!("toolu_{}_{index}", &session.id[..12]),
+            id: call_id(session, index),
             name: "bash".into(),
             arguments: serde_json::json!({ "command": command }).to_string(),
         });
     }
     Message::new(turn.role, parts)
+}
+
+/// The id of the tool call made by message `index` of `session`.
+fn call_id(session: &Session, index: usize) -> String {
+    format!("toolu_{}_{index}", &session.id[..12])
 }
 
 /// Writes one session (its messages, then its record) in one batch.

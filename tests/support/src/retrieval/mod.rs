@@ -7,12 +7,18 @@
 //! - [`sessions`] builds conversations (facts among chatter) and the random source.
 //! - [`filler`] generates plausible unlabelled coding chatter.
 //! - [`loader`] writes sessions into a data directory with `lore_storage::Store`.
+//! - [`held_out`] is the harder half, kept apart from tuning: facts buried in long tool
+//!   outputs ([`long_output`] writes those), answers that changed later in the session,
+//!   near-duplicate distractors, and paraphrases sharing almost no word with their answer.
 //!
 //! Every topic states ten facts, each in one message; each fact gets three questions (lexical,
-//! paraphrase, mixed) whose answer is that message, `t:<session id>:<seq>` once loaded.
+//! paraphrase, mixed) whose answer is that message, `t:<session id>:<seq>` once loaded. This is
+//! the tuning half: the engine's weights were chosen on it. The held-out half is only measured.
 
 pub mod filler;
+pub mod held_out;
 pub mod loader;
+pub mod long_output;
 pub mod questions;
 pub mod sessions;
 pub mod topics;
@@ -48,6 +54,10 @@ pub struct Question {
     pub answer_id: String,
     /// A substring of the answer that no other message of the set contains.
     pub evidence: String,
+    /// The search id of an older message the answer replaced (held-out `changed` facts): it
+    /// states the same thing with the value that no longer holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<String>,
 }
 
 /// The labelled sessions and their questions.
@@ -81,6 +91,7 @@ impl RetrievalSet {
                         message,
                         answer_id: format!("t:{}:{}", session.id, message),
                         evidence: evidence.clone(),
+                        superseded: None,
                     });
                 }
             }

@@ -59,6 +59,10 @@ pub struct Turn {
     /// A shell command the assistant ran with it, stored as a `bash` tool call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// The output of the command the previous (assistant) message ran, stored as the tool
+    /// result answering its call; the message then carries no text of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_output: Option<String>,
     /// When it was said (ms since the epoch); left out of the JSON dump to keep it small.
     #[serde(skip)]
     pub at_ms: u64,
@@ -239,6 +243,7 @@ pub fn labelled(index: usize, topic: &Topic, rng: &mut Rng) -> (Session, Vec<usi
             role,
             text,
             command,
+            tool_output: None,
             at_ms,
         });
         at_ms += 20_000 + rng.below(100_000) as u64;
