@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 #[test]
-fn a_captured_message_is_found_within_a_second() {
+fn a_captured_message_is_searchable_within_a_few_index_commits() {
     let upstream = FakeUpstream::start();
     let mut gateway = Gateway::start(&upstream);
     upstream.push(Script::Text(
@@ -33,7 +33,9 @@ fn a_captured_message_is_found_within_a_second() {
         (!found.is_empty()).then_some(found)
     });
     assert!(
-        started.elapsed() < std::time::Duration::from_secs(2),
+        // The indexer commits every 250 ms; the bound is loose for a loaded test machine and
+        // only catches a message that waits for something other than a commit.
+        started.elapsed() < std::time::Duration::from_secs(10),
         "took {:?}",
         started.elapsed()
     );

@@ -10,7 +10,9 @@ use super::*;
 #[test]
 fn bad_worker_output_leaves_storage_consistent() {
     let upstream = FakeUpstream::start();
-    let gateway = memory_gateway(&upstream, &[]);
+    // Retries 2 s apart: each check below runs between a failed job and its retry, which
+    // would otherwise get the fake's default (good) answer on a machine slow enough.
+    let gateway = memory_gateway(&upstream, &[("LORE_MEMORY_RETRY_AFTER", "2")]);
     let mut chat = Conversation::new(&gateway, "memory-bad");
     // A 500 on every attempt: the job fails, nothing is written.
     for _ in 0..2 {
