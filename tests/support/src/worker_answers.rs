@@ -3,8 +3,8 @@
 //! against the fake upstream.
 //!
 //! - distillation over `<messages>`: one bullet per non-empty message, its first sentence
-//!   (🔴 user, ≤ 200 chars; 🟢 others, ≤ 160 chars), plus the file paths, identifiers and
-//!   backticked spans it mentions (`[keeps: …]`, at most 8);
+//!   (🔴 what the user wrote, ≤ 200 chars; 🟢 others and tool results, ≤ 160 chars), plus the
+//!   file paths, identifiers and backticked spans it mentions (`[keeps: …]`, at most 8);
 //! - distillation over `<observation-logs>`: every 🔴 bullet (what the user asserted, which the
 //!   reflector's prompt says wins) and the most recent 60 % of the other unique bullets, in
 //!   order, under the four working-context headings;
@@ -194,7 +194,9 @@ fn observe(user: &str, block: &str) -> String {
         if message.body.trim().is_empty() {
             continue;
         }
-        let (mark, max) = if message.role == "user" {
+        // What the user wrote is 🔴; a tool result rides in a user message but is not the
+        // user's word, so it is 🟢 like the rest (as the observer's prompt asks).
+        let (mark, max) = if message.role == "user" && !message.body.starts_with("[tool result]") {
             ("🔴", USER_CHARS)
         } else {
             ("🟢", OTHER_CHARS)
