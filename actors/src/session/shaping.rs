@@ -16,6 +16,7 @@ use crate::gradient::LogView;
 use crate::gradient::calibrate::{ReplyFacts, after_reply, overflow_floor};
 use crate::injection;
 use crate::turn::{ShapeArgs, shape};
+use crate::worker::ContextReport;
 
 /// Highest layer there is.
 const TOP_LAYER: u8 = 4;
@@ -30,6 +31,9 @@ struct ShapeOutcome {
     raw_tokens: u64,
     plan: crate::gradient::Plan,
     model: crate::catalogue::ModelInfo,
+    /// The prefix holds fewer observation logs than the session has (its budget, or layers
+    /// 3–4): past the consolidation threshold only a consolidation brings them back.
+    logs_trimmed: bool,
 }
 
 impl SessionActor {
@@ -122,7 +126,14 @@ impl SessionActor {
                         || shaped.raw_tokens * 2
                             > shaped.plan.l0_cap.min(shaped.model.window(false));
                     let ttl = if shaped.plan.ttl_1h { 3_600 } else { 300 };
-                    board.context_report(&self.record.id, ahead, Duration::from_secs(ttl));
+                    board.context_report(
+                        &self.record.id,
+                        ContextReport {
+                            distil_ahead: ahead,
+                            cache_ttl: Duration::from_secs(ttl),
+                            prefix_trimmed: shaped.logs_trimmed,
+                        },
+                    );
                 }
                 open.plan = Some(shaped.plan);
                 open.model = Some(shaped.model);
@@ -207,7 +218,9 @@ impl SessionActor {
                 entry.tokens = u32::try_from(*tokens).unwrap_or(u32::MAX);
             }
         }
+        let logs_trimmed = shaped.plan.layer >= 1 && shaped.plan.prefix.len() < logs.len();
         Some(ShapeOutcome {
+            logs_trimmed,
             body: shaped.body.map(Bytes::from),
             report_cap: shaped.report_cap,
             raw_tokens: estimated.iter().sum(),

@@ -34,11 +34,25 @@ struct SessionActivity {
     distil_ahead: bool,
     /// How long the session's prompt cache lives (consolidations wait until it went cold).
     cache_ttl: Duration,
+    /// The context manager left observation logs out of the prefix for its budget: the prefix
+    /// changes anyway, so a consolidation costs no extra cache write.
+    prefix_trimmed: bool,
 }
 
 /// How long a session's prompt cache is taken to live until its context manager says: nothing
 /// of ours depends on it when the gateway does not manage the session's context.
 const DEFAULT_CACHE_TTL: Duration = Duration::ZERO;
+
+/// What a session's context manager tells the memory workers after planning a turn.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextReport {
+    /// It wants the session distilled ahead of need.
+    pub distil_ahead: bool,
+    /// How long the session's prompt cache lives.
+    pub cache_ttl: Duration,
+    /// The distilled prefix left observation logs out for its budget.
+    pub prefix_trimmed: bool,
+}
 
 /// A session ready for background work.
 #[derive(Debug, Clone)]
@@ -54,8 +68,8 @@ pub struct IdleSession {
     pub idle: bool,
     /// The context manager asked for distillation ahead of need.
     pub distil_ahead: bool,
-    /// True once the session's prompt cache has expired: rewriting its prefix (a
-    /// consolidation) costs nothing more.
+    /// True once the session's prompt cache has expired, or while its prefix leaves logs out
+    /// for its budget: rewriting its prefix (a consolidation) costs nothing more.
     pub cache_cold: bool,
 }
 
@@ -121,6 +135,7 @@ impl ActivityBoard {
                 turns: 0,
                 distil_ahead: false,
                 cache_ttl: DEFAULT_CACHE_TTL,
+                prefix_trimmed: false,
             });
         activity.in_flight += 1;
         activity.last_active = Instant::now();
@@ -152,6 +167,7 @@ impl ActivityBoard {
                 turns: 0,
                 distil_ahead: false,
                 cache_ttl: DEFAULT_CACHE_TTL,
+                prefix_trimmed: false,
             });
     }
 
@@ -166,11 +182,12 @@ impl ActivityBoard {
     }
 
     /// What the session's context manager says: whether it wants distillation ahead of need,
-    /// and how long its prompt cache lives.
-    pub fn context_report(&self, session_id: &str, distil_ahead: bool, cache_ttl: Duration) {
+    /// how long its prompt cache lives, and whether its prefix left logs out for its budget.
+    pub fn context_report(&self, session_id: &str, report: ContextReport) {
         if let Some(activity) = self.lock().get_mut(session_id) {
-            activity.distil_ahead = distil_ahead;
-            activity.cache_ttl = cache_ttl;
+            activity.distil_ahead = report.distil_ahead;
+            activity.cache_ttl = report.cache_ttl;
+            activity.prefix_trimmed = report.prefix_trimmed;
         }
     }
 
@@ -225,7 +242,8 @@ impl ActivityBoard {
                             || quiet >= idle_after.saturating_mul(TOOL_WAIT_FACTOR)
                     },
                     distil_ahead: activity.distil_ahead,
-                    cache_cold: now.duration_since(activity.last_active) >= activity.cache_ttl,
+                    cache_cold: activity.prefix_trimmed
+                        || now.duration_since(activity.last_active) >= activity.cache_ttl,
                 })
             })
             .collect()

@@ -23,7 +23,7 @@ use std::fmt;
 
 use lore_storage::memory::{UsageTotals, WorkerBucket};
 
-pub use activity::ActivityBoard;
+pub use activity::{ActivityBoard, ContextReport};
 pub use client::{WorkerClient, WorkerSettings};
 
 /// The wire protocol of a worker call.
