@@ -5,9 +5,9 @@
 //! - distillation over `<messages>`: one bullet per non-empty message, its first sentence
 //!   (🔴 what the user wrote, ≤ 200 chars; 🟢 others and tool results, ≤ 160 chars), plus the
 //!   file paths, identifiers and backticked spans it mentions (`[keeps: …]`, at most 8);
-//! - distillation over `<observation-logs>`: every 🔴 bullet (what the user asserted, which the
-//!   reflector's prompt says wins) and the most recent 60 % of the other unique bullets, in
-//!   order, under the four working-context headings;
+//! - distillation over `<observation-logs>` (after the `<previous-meta-summary>`, if any): every
+//!   🔴 bullet (what the user asserted, which the reflector's prompt says wins) and the most
+//!   recent 60 % of the other unique bullets, in order, under the four working-context headings;
 //! - curation: no operations; query expansion: no rephrasings; anything else: `ok`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -26,7 +26,10 @@ pub(crate) fn answer(bucket: &str, user: &str) -> String {
             if let Some(messages) = between(user, "<messages>", "</messages>") {
                 observe(user, messages)
             } else if let Some(logs) = between(user, "<observation-logs>", "</observation-logs>") {
-                consolidate(logs)
+                // The previous consolidation comes first: its bullets are the oldest.
+                let previous = between(user, "<previous-meta-summary>", "</previous-meta-summary>")
+                    .unwrap_or("");
+                consolidate(&format!("{previous}\n{logs}"))
             } else {
                 "ok".into()
             }
