@@ -5,8 +5,9 @@
 //! for `idle_after` and its last reply did not stop for a tool call), when its undistilled
 //! tokens pass `max_segment_tokens`, when `curate_after_turns` turns passed since its last
 //! curation, when its context manager asks for logs ahead of need (its raw history passed half
-//! of its layer-0 cap), or when its prompt cache went cold with enough logs to consolidate —
-//! consolidations rewrite the distilled prefix, so they run only then. In every case no request
+//! of its layer-0 cap), or when its prompt cache went cold (or its prefix already leaves logs out
+//! for its budget) with enough logs to consolidate — consolidations rewrite the distilled
+//! prefix, so they run only then. In every case no request
 //! of the session may be in flight, and every worker call
 //! checks that again right before it starts. While the `CostTracker` pauses background work
 //! (OAuth quota at 95 % or more) no job starts and no worker call is made. One job runs at a
