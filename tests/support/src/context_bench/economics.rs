@@ -42,6 +42,52 @@ pub struct Economics {
     pub largest_prompt: u64,
     pub facts_in_view: usize,
     pub layers: String,
+    /// What the gateway's `CostTracker` reported (Lore only).
+    pub tracker: Option<TrackerFigures>,
+}
+
+/// The `CostTracker`'s view of the conversation (`GET /api/v1/costs`), to set beside the
+/// benchmark's own computation from the oracle's usage.
+#[derive(Debug, Default)]
+pub struct TrackerFigures {
+    pub calls: u64,
+    pub conversation_usd: f64,
+    pub cache_read_tokens: u64,
+    pub cache_saved_usd: f64,
+    pub gradient_saved_usd: f64,
+    pub worker_usd: f64,
+}
+
+/// Reads the tracker's report once it has every conversation reply (it records them on its
+/// own thread).
+fn tracker_figures(base: &str, requests: usize) -> Option<TrackerFigures> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let report: Value =
+            lore_test_support::http_client::request(base, "GET", "/api/v1/costs?days=1", &[], b"")
+                .ok()?
+                .json();
+        let conversation = report["days"][0]["buckets"]
+            .as_array()?
+            .iter()
+            .find(|b| b["bucket"] == "conversation")?
+            .clone();
+        let totals = &conversation["totals"];
+        let calls = totals["calls"].as_u64().unwrap_or(0);
+        if calls >= requests as u64 || std::time::Instant::now() > deadline {
+            return Some(TrackerFigures {
+                calls,
+                conversation_usd: totals["cost_usd"].as_f64().unwrap_or(0.0),
+                cache_read_tokens: totals["cache_read_tokens"].as_u64().unwrap_or(0),
+                cache_saved_usd: totals["cache_savings_usd"].as_f64().unwrap_or(0.0),
+                gradient_saved_usd: report["savings"]["gradient"]["usd"].as_f64().unwrap_or(0.0),
+                worker_usd: report["savings"]["lore_costs"]["worker_usd"]
+                    .as_f64()
+                    .unwrap_or(0.0),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 impl Economics {
@@ -176,6 +222,7 @@ pub fn run(
         .as_array()
         .map(|rows| rows.iter().filter_map(|r| r["cost_usd"].as_f64()).sum())
         .unwrap_or(0.0);
+    lore_figures.tracker = tracker_figures(&gateway.base(), played.requests);
     gateway.stop().context("stop the gateway")?;
     out.push(lore_figures);
     // Straight to the provider.
@@ -230,6 +277,27 @@ pub fn report(figures: &[Economics], window: u64, turns: usize) -> String {
             f.facts_in_view,
             FACTS.len(),
             if f.layers.is_empty() { "—".into() } else { f.layers.clone() },
+        ));
+    }
+    for f in figures {
+        let Some(t) = &f.tracker else { continue };
+        let own_saved = f.cache_read as f64 * (PRICE_INPUT - PRICE_READ) / 1e6;
+        out.push_str(&format!(
+            "\n| {} as counted by | conversation replies | conversation cost | cache-read tokens | cache saved | gradient saved vs passthrough | worker calls |\n|---|---|---|---|---|---|---|\n\
+             | the benchmark (the oracle's usage at list prices) | {} | ${:.3} | {} | ${:.3} | — | ${:.3} |\n\
+             | Lore's `CostTracker` (`GET /api/v1/costs`) | {} | ${:.3} | {} | ${:.3} | ${:.3} | ${:.3} |\n",
+            f.strategy,
+            f.requests,
+            f.conversation_cost(),
+            f.cache_read,
+            own_saved,
+            f.worker_cost,
+            t.calls,
+            t.conversation_usd,
+            t.cache_read_tokens,
+            t.cache_saved_usd,
+            t.gradient_saved_usd,
+            t.worker_usd,
         ));
     }
     out
