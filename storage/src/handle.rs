@@ -32,6 +32,8 @@ pub const SPACE_NEEDED: usize = 4 * 1024 * 1024;
 const FLUSH_DEADLINE: Duration = Duration::from_secs(3);
 /// Longest wait for the old database to let go of its file lock when reopening.
 const REOPEN_WAIT: Duration = Duration::from_secs(10);
+/// Longest an operation waits for a compaction to swap the database back in before it fails.
+const COMPACTION_WAIT: Duration = Duration::from_secs(5);
 
 /// The trees every part of the store uses, of one open database.
 pub(crate) struct Trees {
@@ -75,6 +77,8 @@ struct Shared {
     reopening: Mutex<()>,
     /// A flush probe is running (or hung).
     probe_pending: std::sync::atomic::AtomicBool,
+    /// A compaction has the database out of its slot: operations wait for it.
+    compacting: std::sync::atomic::AtomicBool,
     generation: AtomicU64,
 }
 
@@ -100,15 +104,36 @@ impl DbHandle {
                 }),
                 reopening: Mutex::new(()),
                 probe_pending: std::sync::atomic::AtomicBool::new(false),
+                compacting: std::sync::atomic::AtomicBool::new(false),
                 generation: AtomicU64::new(0),
             }),
         })
     }
 
-    /// The trees of the open database, or an `Io` error while it is being reopened.
+    /// The trees of the open database, or an `Io` error while it is being reopened. While a
+    /// compaction copies the database, this waits for it (up to [`COMPACTION_WAIT`]), so a
+    /// turn captured meanwhile is stored in the new copy instead of being dropped.
     pub fn trees(&self) -> Result<Arc<Trees>, StorageError> {
-        let slot = self.shared.slot.read().unwrap_or_else(|e| e.into_inner());
-        slot.clone().ok_or_else(|| {
+        let deadline = Instant::now() + COMPACTION_WAIT;
+        loop {
+            let current = self
+                .shared
+                .slot
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if current.is_some()
+                || !self.shared.compacting.load(Ordering::SeqCst)
+                || Instant::now() >= deadline
+            {
+                return Self::opened(current);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn opened(slot: Option<Arc<Trees>>) -> Result<Arc<Trees>, StorageError> {
+        slot.ok_or_else(|| {
             StorageError::new(
                 StorageErrorKind::Io,
                 "the database is closed while it is reopened after a write failure; try again in a moment",
@@ -271,6 +296,7 @@ impl DbHandle {
             .unwrap_or_else(|e| e.into_inner());
         let dir = self.shared.dir.clone();
         let before = dir_bytes(&dir);
+        let _compacting = Compacting::start(&self.shared.compacting);
         let old = self
             .shared
             .slot
@@ -278,6 +304,12 @@ impl DbHandle {
             .unwrap_or_else(|e| e.into_inner())
             .take()
             .ok_or_else(|| StorageError::new(StorageErrorKind::Io, "the database is closed"))?;
+        // Operations that took the database before it left its slot finish first: a write
+        // into the old copy after the copy read its tree would be lost.
+        let deadline = Instant::now() + REOPEN_WAIT;
+        while Arc::strong_count(&old) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let fresh = sibling(&dir, "compacting");
         let copied = copy_database(&old.db, &fresh);
         if let Err(err) = copied {
@@ -317,6 +349,22 @@ impl DbHandle {
     /// Bytes the database's files take on disk.
     pub fn disk_bytes(&self) -> u64 {
         dir_bytes(&self.shared.dir)
+    }
+}
+
+/// Marks a compaction running for as long as it lives.
+struct Compacting<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl<'a> Compacting<'a> {
+    fn start(flag: &'a std::sync::atomic::AtomicBool) -> Self {
+        flag.store(true, Ordering::SeqCst);
+        Self(flag)
+    }
+}
+
+impl Drop for Compacting<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 
