@@ -286,8 +286,9 @@ impl DbHandle {
 impl DbHandle {
     /// Rewrites the database into a fresh directory and swaps it in, so the space of deleted
     /// records is given back to the file system (sled reuses freed space but never shrinks its
-    /// file). Every operation fails while it runs (the gateway fails open). Returns the bytes
-    /// on disk before and after. A crash midway is finished or undone by the next open.
+    /// file). Operations wait for it (see [`DbHandle::trees`]); the copy starts once those that
+    /// held the old database are done. Returns the bytes on disk before and after. A crash
+    /// midway is finished or undone by the next open.
     pub fn compact(&self) -> Result<(u64, u64), StorageError> {
         let _only_one = self
             .shared
