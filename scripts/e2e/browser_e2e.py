@@ -24,6 +24,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -232,8 +233,10 @@ def main():
             field.clear()
             field.send_keys("12.5")
             driver.find_element(By.ID, "budget-save").click()
-            # The form reloads the page once the gateway stored the budget.
-            WebDriverWait(driver, 10).until(
+            # The form reloads the page once the gateway stored the budget: an element found
+            # before the reload goes stale, so the wait looks again.
+            WebDriverWait(driver, 10, ignored_exceptions=(StaleElementReferenceException,
+                                                          NoSuchElementException)).until(
                 lambda d: d.find_element(By.ID, "budget-amount").text == "$12.50")
             assert "set here (stored)" in run.text("#budget-status"), run.text("#budget-status")
             budget = api(base, "GET", "/api/v1/costs")["budget"]
