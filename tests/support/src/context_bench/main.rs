@@ -15,6 +15,7 @@
 //!
 //! Run through `scripts/bench-context`.
 
+mod busts;
 mod client;
 mod economics;
 mod knowledge;
