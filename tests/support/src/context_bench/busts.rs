@@ -82,8 +82,11 @@ impl PrefixChange {
     }
 }
 
+/// A row of the cause table: its label and which causes it counts.
+pub type Row = (&'static str, fn(&Cause) -> bool);
+
 /// The causes in the order the table shows them, with their labels.
-pub const ROWS: [(&str, fn(&Cause) -> bool); 8] = [
+pub const ROWS: [Row; 8] = [
     ("first request", |c| *c == Cause::FirstRequest),
     ("layer change", |c| *c == Cause::LayerChange),
     ("distilled prefix re-rendered: newer logs appended", |c| {
