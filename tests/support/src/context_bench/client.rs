@@ -27,7 +27,7 @@ pub enum Strategy {
 pub struct Played {
     /// Turns completed.
     pub turns: usize,
-    /// The turn the provider refused as too long (passthrough only).
+    /// The turn the provider refused as too long, as a 0-based index (passthrough only).
     pub overflow_turn: Option<usize>,
     /// Output tokens the client was sent.
     pub output_tokens: u64,
@@ -37,6 +37,22 @@ pub struct Played {
     pub errors: usize,
     /// The layers Lore reported.
     pub layers: Vec<u8>,
+    /// The layer reported with each accepted (200) reply, in order (`None` without the header).
+    pub accepted_layers: Vec<Option<u8>>,
+    /// Where each completed turn ended, in order.
+    pub turn_ends: Vec<TurnEnd>,
+}
+
+/// The counters at the end of one completed turn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TurnEnd {
+    /// The fake upstream's cache observations so far (one per accepted conversation request).
+    pub observations: usize,
+    /// Output tokens the client was sent so far.
+    pub output_tokens: u64,
+    /// What the gateway's worker ledger had recorded so far (`GET /api/v1/worker-usage`), when
+    /// the player reads one.
+    pub worker_usd: Option<f64>,
 }
 
 /// The fake's token count of one message as a prompt block (a token per four characters).
@@ -77,6 +93,8 @@ pub struct Player<'a> {
     pub budget: u64,
     /// Pause after each tool exchange (the tool's own run time).
     pub tool_time: Duration,
+    /// A gateway whose worker ledger is read at the end of each turn.
+    pub worker_ledger: Option<String>,
     history: Vec<Value>,
     calls: usize,
     played: Played,
@@ -97,6 +115,7 @@ impl<'a> Player<'a> {
             model,
             budget,
             tool_time: Duration::from_millis(150),
+            worker_ledger: None,
             history: Vec::new(),
             calls: 0,
             played: Played::default(),
@@ -137,6 +156,11 @@ impl<'a> Player<'a> {
             self.played.errors += 1;
             return None;
         }
+        self.played.accepted_layers.push(
+            response
+                .header("x-lore-context-layer")
+                .and_then(|l| l.parse().ok()),
+        );
         let reply = response.json();
         self.played.output_tokens += reply["usage"]["output_tokens"].as_u64().unwrap_or(0);
         self.history
@@ -174,7 +198,23 @@ impl<'a> Player<'a> {
                 return self.played;
             }
             self.played.turns = t + 1;
+            let end = TurnEnd {
+                observations: self.upstream.cache_observations().len(),
+                output_tokens: self.played.output_tokens,
+                worker_usd: self.worker_ledger.as_deref().and_then(worker_usd),
+            };
+            self.played.turn_ends.push(end);
         }
         self.played
     }
+}
+
+/// The worker cost the gateway at `base` has recorded so far.
+fn worker_usd(base: &str) -> Option<f64> {
+    let response = http_client::request(base, "GET", "/api/v1/worker-usage", &[], b"").ok()?;
+    if response.status != 200 {
+        return None;
+    }
+    let report: Value = serde_json::from_slice(&response.body).ok()?;
+    report["total_cost_usd"].as_f64()
 }

@@ -1,7 +1,9 @@
 //! The economics of one long session three ways: through Lore, straight to the provider
 //! (passthrough, until it overflows) and with the client keeping only the newest messages that
 //! fit. Costs are the provider's list prices applied to the prompt-cache oracle's usage (and,
-//! for Lore, its own worker calls as its ledger prices them).
+//! for Lore, its own worker calls as its ledger prices them). Beside the whole run: each
+//! strategy over exactly the turns passthrough completed before it overflowed (the costs are
+//! recorded turn by turn), and the busts by cause ([`crate::busts`]).
 
 use std::path::Path;
 use std::time::Duration;
@@ -9,10 +11,11 @@ use std::time::Duration;
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::client::{Played, Player, Strategy};
+use crate::busts::{self, Cause};
+use crate::client::{Played, Player, Strategy, TurnEnd};
 use crate::session::{FACTS, Turn};
 use lore_test_support::lore_process::LoreProcess;
-use lore_test_support::{FakeConfig, FakeUpstream};
+use lore_test_support::{CacheObservation, FakeConfig, FakeUpstream};
 
 /// Sonnet 4.x list prices, dollars per million tokens.
 const PRICE_INPUT: f64 = 3.0;
@@ -44,6 +47,35 @@ pub struct Economics {
     pub layers: String,
     /// What the gateway's `CostTracker` reported (Lore only).
     pub tracker: Option<TrackerFigures>,
+    /// The oracle's verdict on each accepted conversation request, in order.
+    pub observations: Vec<CacheObservation>,
+    /// Where each completed turn ended.
+    pub turn_ends: Vec<TurnEnd>,
+    /// The cause of each bust (`None`: the requests could not be matched to the observations).
+    pub causes: Option<Vec<Cause>>,
+    /// Lore's own count from the sessions API: (busts, layer changes).
+    pub own_count: Option<(u64, u64)>,
+}
+
+/// The figures of one strategy over its first turns.
+#[derive(Debug, Default)]
+pub struct Span {
+    pub requests: usize,
+    pub conversation: f64,
+    /// What the worker ledger had recorded by the end of the last of those turns.
+    pub worker: Option<f64>,
+    pub read_share: f64,
+    pub busts: usize,
+}
+
+/// An observation's prompt at list prices.
+fn prompt_cost(o: &CacheObservation) -> f64 {
+    let write_5m = o.cache_creation - o.cache_creation_1h;
+    (o.input_tokens as f64 * PRICE_INPUT
+        + o.cache_read as f64 * PRICE_READ
+        + write_5m as f64 * PRICE_WRITE_5M
+        + o.cache_creation_1h as f64 * PRICE_WRITE_1H)
+        / 1e6
 }
 
 /// The `CostTracker`'s view of the conversation (`GET /api/v1/costs`), to set beside the
@@ -106,6 +138,29 @@ impl Economics {
         self.conversation_cost() + self.worker_cost
     }
 
+    /// The first `turns` turns (`None` when the strategy did not complete them).
+    pub fn over_turns(&self, turns: usize) -> Option<Span> {
+        let end = *self.turn_ends.get(turns.checked_sub(1)?)?;
+        let observed = self.observations.get(..end.observations)?;
+        let (mut read, mut all) = (0u64, 0u64);
+        for o in observed {
+            read += o.cache_read;
+            all += o.input_tokens + o.cache_read + o.cache_creation;
+        }
+        Some(Span {
+            requests: observed.len(),
+            conversation: observed.iter().map(prompt_cost).sum::<f64>()
+                + end.output_tokens as f64 * PRICE_OUTPUT / 1e6,
+            worker: end.worker_usd,
+            read_share: if all == 0 {
+                0.0
+            } else {
+                read as f64 / all as f64
+            },
+            busts: observed.iter().filter(|o| busts::is_bust(o)).count(),
+        })
+    }
+
     /// Cache reads over all input tokens.
     pub fn read_share(&self) -> f64 {
         let all = self.input + self.cache_read + self.cache_write_5m + self.cache_write_1h;
@@ -117,7 +172,7 @@ impl Economics {
     }
 }
 
-fn measure(strategy: &str, upstream: &FakeUpstream, played: &Played) -> Economics {
+fn measure(strategy: &str, upstream: &FakeUpstream, played: &Played, window: u64) -> Economics {
     let mut out = Economics {
         strategy: strategy.into(),
         turns: played.turns,
@@ -134,10 +189,13 @@ fn measure(strategy: &str, upstream: &FakeUpstream, played: &Played) -> Economic
         out.cache_write_5m += o.cache_creation - o.cache_creation_1h;
         let prompt = o.input_tokens + o.cache_read + o.cache_creation;
         out.largest_prompt = out.largest_prompt.max(prompt);
-        if o.cache_creation * 2 > prompt {
+        if busts::is_bust(&o) {
             out.busts += 1;
         }
+        out.observations.push(o);
     }
+    out.turn_ends = played.turn_ends.clone();
+    out.causes = busts::causes(upstream, played, window);
     // What the model saw on the last accepted request.
     let last = upstream
         .requests()
@@ -212,8 +270,10 @@ pub fn run(
     wait_ready(&gateway.base())?;
     let mut player = Player::new(gateway.base(), &upstream, Strategy::Lore, MODEL, 0);
     player.tool_time = tool_time;
+    player.worker_ledger = Some(gateway.base());
     let played = player.play(session);
-    let mut lore_figures = measure("Lore", &upstream, &played);
+    let mut lore_figures = measure("Lore", &upstream, &played, window);
+    lore_figures.own_count = own_count(&gateway.base());
     let actors: Value =
         lore_test_support::http_client::request(&gateway.base(), "GET", "/api/v1/actors", &[], b"")
             .map(|r| r.json())
@@ -229,15 +289,34 @@ pub fn run(
     let upstream = fake();
     let played =
         Player::new(upstream.url(), &upstream, Strategy::Passthrough, MODEL, 0).play(session);
-    out.push(measure("passthrough", &upstream, &played));
+    out.push(measure("passthrough", &upstream, &played, window));
     // The newest messages that fit: the window less the output reserve, the system prompt and
     // the tools (about 2,000 tokens).
     let upstream = fake();
     let budget = window - 8_192 - 2_500;
     let played =
         Player::new(upstream.url(), &upstream, Strategy::Newest, MODEL, budget).play(session);
-    out.push(measure("newest that fit", &upstream, &played));
+    out.push(measure("newest that fit", &upstream, &played, window));
     Ok(out)
+}
+
+/// Lore's own count of busts and layer changes, over its sessions (`GET /api/v1/sessions`
+/// shows each one's context state).
+fn own_count(base: &str) -> Option<(u64, u64)> {
+    let response =
+        lore_test_support::http_client::request(base, "GET", "/api/v1/sessions", &[], b"").ok()?;
+    let list: Value = serde_json::from_slice(&response.body).ok()?;
+    let mut found = None;
+    for session in list["sessions"].as_array()? {
+        let context = &session["context"];
+        if let (Some(busts), Some(changes)) =
+            (context["busts"].as_u64(), context["layer_changes"].as_u64())
+        {
+            let (b, c) = found.unwrap_or((0, 0));
+            found = Some((b + busts, c + changes));
+        }
+    }
+    found
 }
 
 fn wait_ready(base: &str) -> anyhow::Result<()> {
@@ -259,7 +338,7 @@ pub fn report(figures: &[Economics], window: u64, turns: usize) -> String {
     );
     for f in figures {
         let turns = match f.overflow_turn {
-            Some(turn) => format!("{} (overflowed at turn {turn})", f.turns),
+            Some(turn) => format!("{} (overflowed in turn {})", f.turns, turn + 1),
             None => f.turns.to_string(),
         };
         out.push_str(&format!(
@@ -279,6 +358,8 @@ pub fn report(figures: &[Economics], window: u64, turns: usize) -> String {
             if f.layers.is_empty() { "—".into() } else { f.layers.clone() },
         ));
     }
+    out.push_str(&same_turns(figures));
+    out.push_str(&bust_causes(figures));
     for f in figures {
         let Some(t) = &f.tracker else { continue };
         let own_saved = f.cache_read as f64 * (PRICE_INPUT - PRICE_READ) / 1e6;
@@ -299,6 +380,70 @@ pub fn report(figures: &[Economics], window: u64, turns: usize) -> String {
             t.gradient_saved_usd,
             t.worker_usd,
         ));
+    }
+    out
+}
+
+/// Every strategy over the turns passthrough completed, from the costs recorded turn by turn.
+fn same_turns(figures: &[Economics]) -> String {
+    let Some(passthrough) = figures.iter().find(|f| f.strategy == "passthrough") else {
+        return String::new();
+    };
+    let turns = passthrough.turns;
+    let mut out = format!(
+        "\n| over the {turns} turns passthrough completed | requests | conversation | workers (recorded by the end of turn {turns}) | total | per turn | cache-read share | busts |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for f in figures {
+        let Some(span) = f.over_turns(turns) else {
+            out.push_str(&format!(
+                "| {} | did not complete them | | | | | | |\n",
+                f.strategy
+            ));
+            continue;
+        };
+        let worker = span.worker.unwrap_or(0.0);
+        let total = span.conversation + worker;
+        out.push_str(&format!(
+            "| {} | {} | ${:.3} | {} | ${:.3} | ${:.4} | {:.1} % | {} |\n",
+            f.strategy,
+            span.requests,
+            span.conversation,
+            match span.worker {
+                Some(usd) => format!("${usd:.3}"),
+                None => "—".into(),
+            },
+            total,
+            total / turns.max(1) as f64,
+            span.read_share * 100.0,
+            span.busts,
+        ));
+    }
+    // The accepted requests of the turn that overflowed are in passthrough's total only.
+    if let (Some(turn), Some(span)) = (passthrough.overflow_turn, passthrough.over_turns(turns)) {
+        let partial = passthrough.conversation_cost() - span.conversation;
+        let requests = passthrough.observations.len() - span.requests;
+        out.push_str(&format!(
+            "\nPassthrough's turn {} (the one it overflowed in) had {requests} accepted requests (${partial:.3}) before the refusal; they are in its total above and left out here.\n",
+            turn + 1
+        ));
+    }
+    out
+}
+
+/// The busts by cause: Lore, passthrough and the naive strategy side by side.
+fn bust_causes(figures: &[Economics]) -> String {
+    let columns: Vec<(&str, Option<&[Cause]>)> = figures
+        .iter()
+        .map(|f| (f.strategy.as_str(), f.causes.as_deref()))
+        .collect();
+    let mut out = format!("\n{}", busts::report(&columns));
+    for f in figures {
+        if let Some((busts, changes)) = f.own_count {
+            out.push_str(&format!(
+                "\n{}'s own count (`GET /api/v1/sessions`, its context state): busts {busts}, layer changes {changes}.\n",
+                f.strategy
+            ));
+        }
     }
     out
 }

@@ -4,7 +4,8 @@
 //! - `economics`: a generated long coding session ([`session`]) three ways ([`economics`]):
 //!   through Lore, straight to the provider until it overflows, and keeping the newest messages
 //!   that fit; cost at list prices from the oracle's usage, cache-read share, busts, the largest
-//!   prompt, and how many facts stated in the first turns the model still sees at the end.
+//!   prompt, and how many facts stated in the first turns the model still sees at the end; the
+//!   same over the turns passthrough completed, and the busts by cause ([`busts`]).
 //! - `speed`: a 5,580-message session with a 200K window ([`speed`]): the time from the client
 //!   sending a turn to the upstream having it, through Lore against straight to the upstream,
 //!   warm, after restarts and on first sight; the gateway's RSS.
@@ -15,6 +16,7 @@
 //!
 //! Run through `scripts/bench-context`.
 
+mod busts;
 mod client;
 mod economics;
 mod knowledge;
