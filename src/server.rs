@@ -70,6 +70,9 @@ pub async fn run(config: GatewayConfig) -> anyhow::Result<()> {
     // awc's rustls connector needs a process-wide crypto provider; a second install is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let store = Store::open(&config.data_dir.join("db")).map_err(|err| anyhow::anyhow!("{err}"))?;
+    if config.context.settings.enabled {
+        warm_up_tokenizer();
+    }
     let cores = config.workers.max(1);
     let session_arbiters: Vec<Arbiter> = (0..cores).map(|_| Arbiter::new()).collect();
     let registry_arbiter = Arbiter::new();
@@ -249,6 +252,18 @@ fn remove_runtime_files(data_dir: &Path) {
 }
 
 /// Where a running gateway can be reached, read from the data directory.
+/// Builds the token estimator's tables on a thread of their own (about 100 ms of CPU), so the
+/// first turn after a start does not wait for them: the context manager estimates every new
+/// message with it.
+fn warm_up_tokenizer() {
+    let spawned = std::thread::Builder::new()
+        .name("tokenizer-warm-up".into())
+        .spawn(lore_actors::tokens::BpeTokenCounter::warm_up);
+    if let Err(err) = spawned {
+        warn!(error = %err, "could not build the token estimator ahead; the first turn builds it");
+    }
+}
+
 pub fn running_gateway(data_dir: &Path) -> Option<(u32, u16)> {
     let pid = std::fs::read_to_string(data_dir.join(PID_FILE))
         .ok()?

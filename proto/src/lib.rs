@@ -27,6 +27,7 @@ pub mod openai_responses;
 pub mod protocol;
 pub mod rebuild;
 pub mod recall_tool;
+pub mod reuse;
 pub mod sse;
 pub mod wire;
 
@@ -34,6 +35,6 @@ pub use canonical::{Message, Part, Role, Usage};
 pub use error::ProtoError;
 pub use protocol::{
     CanonicalRequest, Protocol, Reply, RequestHead, StreamAccumulator, new_accumulator,
-    parse_request, parse_response, peek_head, raw_tools,
+    parse_request, parse_response, peek_head,
 };
 pub use sse::{SseDecoder, SseEvent};

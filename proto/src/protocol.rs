@@ -35,6 +35,9 @@ pub struct CanonicalRequest {
     pub messages: Vec<Message>,
     /// Number of tools offered.
     pub tool_count: usize,
+    /// The `tools` array as the client sent it, when it holds at least one tool (the same text
+    /// [`raw_tools`] reads, taken from the one parse of the body).
+    pub tools_json: Option<String>,
     /// Responses `previous_response_id` (then `messages` holds only the new input).
     pub previous_response_id: Option<String>,
     /// For each of `messages`, the index of the element of the wire array (`messages`, or
@@ -181,18 +184,16 @@ pub fn peek_head(body: &[u8]) -> Result<RequestHead, ProtoError> {
     })
 }
 
-/// The `tools` value of a request body as JSON text, when it is a non-empty array: the tool
-/// definitions the model is given. One pass that skips everything else.
-pub fn raw_tools(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Tools<'a> {
-        #[serde(borrow, default)]
-        tools: Option<&'a serde_json::value::RawValue>,
-    }
-    let tools: Tools<'_> = serde_json::from_slice(body).ok()?;
-    let text = tools.tools?.get();
+/// The text of a `tools` array that holds at least one element; `None` for `[]`.
+pub(crate) fn non_empty_tools(raw: &serde_json::value::RawValue) -> Option<String> {
+    let text = raw.get();
     let inner = text.trim_start().strip_prefix('[')?;
     (!inner.trim_start().starts_with(']')).then(|| text.to_string())
+}
+
+/// The number of elements of a raw JSON array (0 when it is not one).
+pub(crate) fn array_len(raw: &serde_json::value::RawValue) -> usize {
+    serde_json::from_str::<Vec<serde::de::IgnoredAny>>(raw.get()).map_or(0, |items| items.len())
 }
 
 /// The final assistant reply rebuilt from a response (streaming or not).
@@ -310,12 +311,25 @@ mod head_tests {
                 max_tokens: None,
             }
         );
-        assert_eq!(
-            raw_tools(br#"{"model":"m","tools":[{"name":"bash"}],"x":1}"#).as_deref(),
-            Some(r#"[{"name":"bash"}]"#)
-        );
-        assert_eq!(raw_tools(br#"{"tools":[]}"#), None);
-        assert_eq!(raw_tools(br#"{"messages":[]}"#), None);
+        let tools_json =
+            |protocol: Protocol, body: &[u8]| parse_request(protocol, body).unwrap().tools_json;
+        for protocol in [
+            Protocol::Anthropic,
+            Protocol::OpenAiChat,
+            Protocol::OpenAiResponses,
+        ] {
+            assert_eq!(
+                tools_json(
+                    protocol,
+                    br#"{"model":"m","tools":[{"name":"bash"}],"x":1}"#
+                )
+                .as_deref(),
+                Some(r#"[{"name":"bash"}]"#)
+            );
+            assert_eq!(tools_json(protocol, br#"{"tools":[]}"#), None);
+            assert_eq!(tools_json(protocol, br#"{"tools":null}"#), None);
+            assert_eq!(tools_json(protocol, br#"{"messages":[]}"#), None);
+        }
         let limit = |body: &[u8]| peek_head(body).unwrap().max_tokens;
         assert_eq!(limit(br#"{"max_tokens":256}"#), Some(256));
         assert_eq!(limit(br#"{"max_output_tokens":32000}"#), Some(32000));

@@ -198,6 +198,7 @@ mod tests {
             system: system.map(str::to_string),
             messages,
             tool_count: tools,
+            tools_json: None,
             ..CanonicalRequest::default()
         }
     }

@@ -206,6 +206,7 @@ mod tests {
                 Message::new(Role::User, vec![Part::Text { text: last.into() }]),
             ],
             tool_count: tools,
+            tools_json: None,
             ..CanonicalRequest::default()
         }
     }

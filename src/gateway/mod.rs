@@ -8,6 +8,7 @@
 //! - [`synthetic`]: replies the gateway writes itself, in the client's protocol.
 //! - [`websocket`]: the Responses API over WebSocket, bridged to the upstream's HTTP stream.
 //! - [`turn`]: the request parsed once and handed to its session, which answers what to send.
+//! - [`parse_memo`]: each conversation's latest parse, so a turn parses only what changed.
 //! - [`overflow`]: "prompt is too long" answers, their ratio, and the note of what Lore tried.
 //! - [`costs_hook`]: the throttle sleep before forwarding and the reply's usage for the cost
 //!   tracker.
@@ -31,6 +32,7 @@ pub mod headers;
 pub mod identity;
 pub mod intercept;
 pub mod overflow;
+pub mod parse_memo;
 pub mod passthrough;
 pub mod recall;
 pub mod relay;

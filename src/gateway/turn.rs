@@ -19,7 +19,8 @@ use lore_actors::worker::activity::UnresolvedGuard;
 use lore_actors::{
     CardInput, PrepareTurn, ResolveSession, SessionActor, SessionIdentity, TurnEnded, TurnPlan,
 };
-use lore_proto::{CanonicalRequest, Message, Protocol, Role, parse_request};
+use lore_proto::reuse::{ItemPrint, parse_reusing};
+use lore_proto::{CanonicalRequest, Message, Protocol, Role};
 use tokio::sync::oneshot;
 use tracing::warn;
 
@@ -27,6 +28,7 @@ use crate::gateway::header_str;
 use crate::gateway::identity::{
     attribution_texts, credential_fingerprint, project_hint, session_header_key,
 };
+use crate::gateway::parse_memo::PARSE_MEMO;
 use crate::gateway::relay::Completion;
 use crate::server::AppState;
 
@@ -98,6 +100,11 @@ impl Turn {
 pub(crate) struct Parsed {
     request: CanonicalRequest,
     spans: Vec<Vec<u32>>,
+    /// The identity of each message.
+    identities: Vec<[u8; 16]>,
+    /// The fingerprint of each wire item, for the next turn's reuse (empty when the protocol
+    /// does not reuse).
+    prints: Vec<ItemPrint>,
 }
 
 impl Parsed {
@@ -118,13 +125,27 @@ pub(crate) async fn parse(protocol: Protocol, body: &Bytes) -> Option<Parsed> {
     let large = body.len() >= LARGE_BODY_BYTES;
     let body = body.clone();
     let work = move || -> Result<Parsed, String> {
-        let mut request = parse_request(protocol, &body).map_err(|err| err.to_string())?;
+        let parsed = parse_reusing(protocol, &body, |first| PARSE_MEMO.find(first))
+            .map_err(|err| err.to_string())?;
+        let mut request = parsed.request;
         let spans = if protocol == Protocol::OpenAiResponses {
             request.merge_adjacent_assistant()
         } else {
             request.spans()
         };
-        Ok(Parsed { request, spans })
+        // Identities come with the reusing parse; the others are hashed after their merge.
+        let identities = if parsed.prints.is_empty() {
+            request.messages.iter().map(Message::identity).collect()
+        } else {
+            parsed.identities
+        };
+        let prints = parsed.prints;
+        Ok(Parsed {
+            request,
+            spans,
+            identities,
+            prints,
+        })
     };
     // Large bodies are parsed on the blocking pool so the worker keeps relaying.
     let parsed = if large {
@@ -161,9 +182,13 @@ pub(crate) async fn begin_turn(
     parsed: Parsed,
     turn: TurnRequest,
 ) -> Option<Turn> {
-    let Parsed { request, spans } = parsed;
-    let identities: Arc<Vec<[u8; 16]>> =
-        Arc::new(request.messages.iter().map(Message::identity).collect());
+    let Parsed {
+        request,
+        spans,
+        identities,
+        prints,
+    } = parsed;
+    let identities = Arc::new(identities);
     let first_user = request
         .messages
         .iter()
@@ -187,9 +212,12 @@ pub(crate) async fn begin_turn(
         Ok(Err(err)) => return capture_failed(&err.to_string()),
         Err(err) => return capture_failed(&err.to_string()),
     };
+    let request = Arc::new(request);
+    // The next turn of this conversation reuses this parse while the session holds it.
+    PARSE_MEMO.remember(prints, &request, &identities);
     let (answer, planned) = oneshot::channel();
     handle.addr.do_send(PrepareTurn {
-        request: Arc::new(request),
+        request,
         identities,
         spans: Arc::new(spans),
         protocol: turn.protocol,

@@ -346,7 +346,7 @@ impl SessionActor {
     /// tool included), once per distinct version, and from which `seq` of the log this session
     /// used it. A failure is logged; the turn goes on.
     pub(super) fn capture_prompt(&mut self, msg: &super::PrepareTurn) {
-        let tools = lore_proto::raw_tools(&msg.body);
+        let tools = msg.request.tools_json.clone();
         let system = msg.request.system.clone().filter(|s| !s.is_empty());
         if system.is_none() && tools.is_none() {
             return;

@@ -140,10 +140,13 @@ impl SessionActor {
             }
         }
         answer.project = self.record.project.clone();
-        self.open = Some(open);
+        // The turn before is dropped only once the handler has its answer (its parsed request
+        // is the whole history).
+        let previous = self.open.replace(open);
         self.open_turn = Some(turn);
         // The handler goes on now; the writes follow.
         let _ = msg.answer.send(answer);
+        drop(previous);
         let path_changed = !new_messages.is_empty() || forked.is_some();
         if let Err(err) = self.commit(&new_messages, forked, path_changed) {
             // Nothing of this turn reached storage: forget it, the next request recaptures it.

@@ -9,4 +9,4 @@ pub mod stream;
 
 pub use accumulator::Accumulator;
 pub(crate) use accumulator::reply_from_value;
-pub(crate) use parse::parse_request;
+pub(crate) use parse::{parse_request, parse_reusing};

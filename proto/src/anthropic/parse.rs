@@ -1,11 +1,13 @@
 //! Owns the hot-path parsing of Anthropic request bodies into a [`CanonicalRequest`].
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::canonical::{Message, Part, Role};
 use crate::error::ProtoError;
-use crate::fast::{Fast, Ignored, Node, Str, content_of, ensure_object, role_of, utf8};
-use crate::protocol::CanonicalRequest;
+use crate::fast::{Fast, Node, Str, content_of, ensure_object, role_of, utf8};
+use crate::protocol::{CanonicalRequest, array_len, non_empty_tools};
+use crate::reuse::{ItemPrint, NoPrior, ParsedWithPrints, PriorTurn};
 
 #[derive(Deserialize)]
 struct Req<'a> {
@@ -15,43 +17,84 @@ struct Req<'a> {
     stream: Option<bool>,
     #[serde(borrow, default)]
     system: Option<Fast<'a>>,
+    /// Each message as raw JSON text: fingerprinted, then reused or parsed one by one.
     #[serde(borrow, default)]
-    messages: Option<Vec<Node<'a>>>,
-    #[serde(default)]
-    tools: Option<Ignored>,
+    messages: Option<Vec<&'a RawValue>>,
+    #[serde(borrow, default)]
+    tools: Option<&'a RawValue>,
 }
 
 /// Parses an Anthropic Messages request body.
 pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError> {
+    parse_reusing::<NoPrior>(body, |_| None).map(|parsed| parsed.request)
+}
+
+/// Parses an Anthropic Messages request body, taking from the earlier parse that `find` gives
+/// for the first item's fingerprint every message whose item is unchanged at its position.
+pub(crate) fn parse_reusing<R: PriorTurn>(
+    body: &[u8],
+    find: impl FnOnce(&ItemPrint) -> Option<R>,
+) -> Result<ParsedWithPrints, ProtoError> {
     ensure_object(body)?;
     let req: Req<'_> = serde_json::from_str(utf8(body)?)?;
-    let mut messages = Vec::new();
-    let mut items = Vec::new();
-    for (index, mut m) in req.messages.unwrap_or_default().into_iter().enumerate() {
-        let role = match role_of(&m)? {
-            "assistant" => Role::Assistant,
-            "system" => Role::System,
-            _ => Role::User,
-        };
-        let parts = match content_of(&mut m)? {
-            None => Vec::new(),
-            Some(Fast::List(blocks)) => blocks.into_iter().map(block_to_part).collect(),
-            Some(other) => vec![Part::Text {
-                text: other.joined_text(),
-            }],
-        };
-        messages.push(Message { role, parts });
-        items.push(index as u32);
+    let raw = req.messages.unwrap_or_default();
+    let prints: Vec<ItemPrint> = raw
+        .iter()
+        .map(|item| ItemPrint::of(item.get().as_bytes()))
+        .collect();
+    let held = prints.first().and_then(find);
+    let prior = held.as_ref().map(PriorTurn::prior);
+    let mut messages = Vec::with_capacity(raw.len());
+    let mut identities = Vec::with_capacity(raw.len());
+    let mut reused = 0;
+    for (index, item) in raw.iter().enumerate() {
+        if let Some((message, identity)) = prior
+            .as_ref()
+            .and_then(|prior| prior.reuse(index, &prints[index]))
+        {
+            messages.push(message);
+            identities.push(identity);
+            reused += 1;
+            continue;
+        }
+        let message = message_of(serde_json::from_str(item.get())?)?;
+        identities.push(message.identity());
+        messages.push(message);
     }
-    Ok(CanonicalRequest {
+    let items = (0..messages.len() as u32).collect();
+    let request = CanonicalRequest {
         model: req.model.map(Str::into_string),
         stream: req.stream.unwrap_or(false),
         system: req.system.map(Fast::joined_text),
         messages,
-        tool_count: req.tools.map_or(0, |t| t.len()),
+        tool_count: req.tools.map_or(0, array_len),
+        tools_json: req.tools.and_then(non_empty_tools),
         previous_response_id: None,
         items,
+    };
+    Ok(ParsedWithPrints {
+        request,
+        identities,
+        prints,
+        reused,
     })
+}
+
+/// The message of one wire item (its bytes alone decide it).
+fn message_of(mut node: Node<'_>) -> Result<Message, ProtoError> {
+    let role = match role_of(&node)? {
+        "assistant" => Role::Assistant,
+        "system" => Role::System,
+        _ => Role::User,
+    };
+    let parts = match content_of(&mut node)? {
+        None => Vec::new(),
+        Some(Fast::List(blocks)) => blocks.into_iter().map(block_to_part).collect(),
+        Some(other) => vec![Part::Text {
+            text: other.joined_text(),
+        }],
+    };
+    Ok(Message { role, parts })
 }
 
 /// Converts one content block to a part; unknown or malformed blocks are kept verbatim.

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use crate::canonical::{Message, Part, Role};
 use crate::error::ProtoError;
 use crate::fast::{Fast, Ignored, Node, Str, content_of, ensure_object, role_of, utf8};
-use crate::protocol::CanonicalRequest;
+use crate::protocol::{CanonicalRequest, array_len, non_empty_tools};
 
 #[derive(Deserialize)]
 struct Req<'a> {
@@ -15,8 +15,8 @@ struct Req<'a> {
     stream: Option<bool>,
     #[serde(borrow, default)]
     messages: Option<Vec<Node<'a>>>,
-    #[serde(default)]
-    tools: Option<Ignored>,
+    #[serde(borrow, default)]
+    tools: Option<&'a serde_json::value::RawValue>,
     #[serde(default)]
     functions: Option<Ignored>,
 }
@@ -83,7 +83,8 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
         stream: req.stream.unwrap_or(false),
         system: (!system.is_empty()).then(|| system.join("\n")),
         messages,
-        tool_count: req.tools.map_or(0, |t| t.len()) + req.functions.map_or(0, |f| f.len()),
+        tool_count: req.tools.map_or(0, array_len) + req.functions.map_or(0, |f| f.len()),
+        tools_json: req.tools.and_then(non_empty_tools),
         previous_response_id: None,
         items,
     })

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use super::accumulator::item_to_parts;
 use crate::canonical::{Message, Part, Role};
 use crate::error::ProtoError;
-use crate::fast::{Fast, Ignored, Str, content_of, ensure_object, utf8};
-use crate::protocol::CanonicalRequest;
+use crate::fast::{Fast, Str, content_of, ensure_object, utf8};
+use crate::protocol::{CanonicalRequest, array_len, non_empty_tools};
 
 #[derive(Deserialize)]
 struct Req<'a> {
@@ -20,8 +20,8 @@ struct Req<'a> {
     input: Option<Fast<'a>>,
     #[serde(borrow, default)]
     previous_response_id: Option<Str<'a>>,
-    #[serde(default)]
-    tools: Option<Ignored>,
+    #[serde(borrow, default)]
+    tools: Option<&'a serde_json::value::RawValue>,
 }
 
 /// Parses a Responses request body.
@@ -60,7 +60,8 @@ pub(crate) fn parse_request(body: &[u8]) -> Result<CanonicalRequest, ProtoError>
         stream: req.stream.unwrap_or(false),
         system: (!system.is_empty()).then(|| system.join("\n")),
         messages,
-        tool_count: req.tools.map_or(0, |t| t.len()),
+        tool_count: req.tools.map_or(0, array_len),
+        tools_json: req.tools.and_then(non_empty_tools),
         previous_response_id: req.previous_response_id.map(Str::into_string),
         items,
     })

@@ -246,12 +246,5 @@ fn with_results_first(mut user: Map<String, Value>, results: Vec<Value>) -> Valu
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else {
-        return true;
-    };
-    haystack
-        .iter()
-        .enumerate()
-        .filter(|(_, byte)| **byte == first)
-        .any(|(at, _)| haystack[at + 1..].starts_with(rest))
+    memchr::memmem::find(haystack, needle).is_some()
 }
