@@ -208,7 +208,7 @@ pub fn session_summary(record: &SessionRecord) -> Value {
         "updated_at_ms": record.updated_at_ms,
         "usage": record.usage,
         "context": crate::session_api::context_json(&record.context),
-        "knowledge": crate::session_api::knowledge_json(&record.ltm),
+        "knowledge": crate::session_api::knowledge_json(record),
     })
 }
 

@@ -3,7 +3,7 @@
 //! list, `lore sessions` and `lore status` show too.
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use lore_storage::{ContextRecord, LtmRecord};
+use lore_storage::{ContextRecord, SessionRecord};
 use serde_json::{Value, json};
 
 use crate::api::{session_not_found, session_summary, storage_error};
@@ -44,14 +44,21 @@ pub fn context_json(context: &ContextRecord) -> Value {
 }
 
 /// What long-term knowledge the session's prompt carries: system[1], system[2], the deltas.
-pub fn knowledge_json(ltm: &LtmRecord) -> Value {
+pub fn knowledge_json(record: &SessionRecord) -> Value {
+    let ltm = &record.ltm;
+    let deltas = ltm.deltas.len()
+        + record
+            .ledger
+            .iter()
+            .filter(|entry| entry.kind == lore_storage::InsertionKind::Delta)
+            .count();
     json!({
         "baseline": ltm.stable.as_deref().is_some_and(|text| !text.is_empty()),
         "baseline_tokens": ltm.stable.as_deref().map_or(0, |text| text.len().div_ceil(4)),
         "pinned": ltm.pinned.as_deref().is_some_and(|text| !text.is_empty()),
         "pinned_tokens": ltm.pinned.as_deref().map_or(0, |text| text.len().div_ceil(4)),
         "entries_shown": ltm.keys.len(),
-        "deltas": ltm.deltas.len(),
+        "deltas": deltas,
         "pending": ltm.pending.len(),
         "searched": ltm.epoch > 0 || ltm.pinned.is_some(),
     })

@@ -1,32 +1,23 @@
-//! Planning the card injection of one request, cache-stably (pure; the `SessionActor` runs it).
+//! The card injection of one request (pure; the `SessionActor` runs it): which cards fire on
+//! the user's latest message, as a new insertion of the session's one ledger.
 //!
-//! The session's ledger remembers every block it injected: the index of the message that got
-//! it, that message's identity, and the exact block text. On each request:
-//! 1. every ledger entry whose message is still at its index is replayed there, byte for byte,
-//!    so everything the provider cached before stays a prefix of the new prompt; an entry whose
-//!    message is gone (the client compacted or rewrote history) is dropped, and its cards may
-//!    fire again;
-//! 2. when the request ends with a message the user wrote, cards are matched against it and the
-//!    recent turns; cards already shown by a live entry are not injected twice;
-//! 3. new cards go into one block before the text of that last message, and into the ledger.
-//!
-//! A resend of the same turn (retry, regenerate) finds its own ledger entry and gets the same
-//! block again. Anything that fails leaves the request untouched.
+//! The ledger ([`crate::ledger`]) remembers every block injected, with the message it belongs
+//! to and its exact text, next to the knowledge deltas, and replays each at its place on every
+//! later request, so everything the provider cached before stays a prefix of the new prompt; a
+//! block whose message the client no longer sends is dropped, and its cards may fire again.
+//! When the request ends with a message the user wrote, cards are matched against it and the
+//! recent turns; cards the ledger still shows are not injected twice; new cards make one block
+//! before the text of that message. A resend of the same turn (retry, regenerate) finds its own
+//! block and gets it again.
 
-use std::ops::Range;
-
-use lore_proto::inject::{
-    is_user_text, item_message, message_items, splice, with_block, with_system_blocks,
-};
-use lore_proto::{Message, Protocol, Role};
-use lore_storage::{LedgerEntry, now_ms};
+use lore_proto::inject::is_user_text;
+use lore_proto::{Message, Role};
+use lore_storage::{Insertion, InsertionKind, now_ms};
 use sha2::{Digest, Sha256};
 
 use crate::cards::book::CardBook;
 use crate::cards::{BpeTokenCounter, MatchOptions, Turn, consult, render_block};
 
-/// Most ledger entries kept per session.
-const MAX_LEDGER_ENTRIES: usize = 200;
 /// History turns handed to the engine (the engine narrows further by scan depth).
 const HISTORY_TURNS: usize = 20;
 
@@ -65,132 +56,70 @@ impl Default for CardSettings {
     }
 }
 
-/// What the planner decided.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InjectionPlan {
-    /// The body to forward; `None` forwards the original bytes.
-    pub body: Option<Vec<u8>>,
-    /// Keys injected by this request for the first time.
-    pub injected: Vec<String>,
-    /// The ledger after this request.
-    pub ledger: Vec<LedgerEntry>,
-}
-
-/// Plans the injection for one request. `history` is the canonical conversation (for matching).
-pub fn plan(
+/// The cards that fire on the request's last message, as a new ledger insertion: only when the
+/// user wrote that message (`history`, with `identities`) and it has no card block yet; a card
+/// the ledger still shows is not injected twice. Where the block goes is the ledger's business
+/// ([`crate::ledger::place`]).
+pub fn consult_last(
     session_id: &str,
-    protocol: Protocol,
-    body: &[u8],
     history: &[Message],
-    ledger: &[LedgerEntry],
+    identities: &[[u8; 16]],
+    ledger: &[Insertion],
     book: &CardBook,
     settings: &CardSettings,
-) -> InjectionPlan {
-    let unchanged = InjectionPlan {
-        body: None,
-        injected: Vec::new(),
-        ledger: ledger.to_vec(),
-    };
-    let Ok(items) = message_items(protocol, body) else {
-        return unchanged;
-    };
-    if items.is_empty() {
-        return unchanged;
+) -> Option<Insertion> {
+    let last = history.len().checked_sub(1)?;
+    let message = history.get(last).filter(|m| is_user_text(m))?;
+    let cards = || ledger.iter().filter(|e| e.kind == InsertionKind::Card);
+    if cards().any(|entry| entry.position as usize == last) {
+        return None;
     }
-    let identity_at = |index: usize| -> Option<[u8; 16]> {
-        let range = items.get(index)?;
-        item_message(protocol, &body[range.clone()]).map(|message| message.identity())
-    };
-    // 1. Entries whose message is still where it was.
-    let mut live: Vec<LedgerEntry> = ledger
+    let turns: Vec<Turn> = history[..last]
         .iter()
-        .filter(|entry| identity_at(entry.position as usize) == Some(entry.identity))
-        .cloned()
+        .filter_map(|m| match m.role {
+            Role::User => Some(Turn::user(&m.text())),
+            Role::Assistant => Some(Turn::assistant(&m.text())),
+            _ => None,
+        })
+        .filter(|turn| !turn.text.trim().is_empty())
         .collect();
-    // 2. Match for the last message when the user wrote it and it has no block yet.
-    let last = items.len() - 1;
-    let mut injected = Vec::new();
-    let last_message = item_message(protocol, &body[items[last].clone()]);
-    let already_has_block = live.iter().any(|entry| entry.position as usize == last);
-    if let Some(message) = last_message.filter(|m| is_user_text(m) && !already_has_block) {
-        let turns: Vec<Turn> = history
+    let recent = &turns[turns.len().saturating_sub(HISTORY_TURNS)..];
+    let mut options = MatchOptions::with_budget(settings.budget_tokens);
+    options.scan_depth = settings.scan_depth;
+    options.framing = settings.framing.clone();
+    options.already_present = cards()
+        .flat_map(|entry| entry.keys.iter().cloned())
+        .collect();
+    let consultation = consult(
+        &book.cards,
+        recent,
+        &message.text(),
+        &options,
+        &BpeTokenCounter,
+    );
+    if consultation.fired.is_empty() {
+        return None;
+    }
+    let block = render_block(
+        &consultation.fired,
+        &nonce(session_id, last),
+        &settings.framing,
+    );
+    Some(Insertion {
+        kind: InsertionKind::Card,
+        position: u32::try_from(last).ok()?,
+        anchor: identities
+            .get(last)
+            .copied()
+            .unwrap_or_else(|| message.identity()),
+        text: block,
+        keys: consultation
+            .fired
             .iter()
-            .take(history.len().saturating_sub(1))
-            .filter_map(|m| match m.role {
-                Role::User => Some(Turn::user(&m.text())),
-                Role::Assistant => Some(Turn::assistant(&m.text())),
-                _ => None,
-            })
-            .filter(|turn| !turn.text.trim().is_empty())
-            .collect();
-        let recent = &turns[turns.len().saturating_sub(HISTORY_TURNS)..];
-        let mut options = MatchOptions::with_budget(settings.budget_tokens);
-        options.scan_depth = settings.scan_depth;
-        options.framing = settings.framing.clone();
-        options.already_present = live
-            .iter()
-            .flat_map(|entry| entry.keys.iter().cloned())
-            .collect();
-        let consultation = consult(
-            &book.cards,
-            recent,
-            &message.text(),
-            &options,
-            &BpeTokenCounter,
-        );
-        if !consultation.fired.is_empty() {
-            let nonce = nonce(session_id, last);
-            let block = render_block(&consultation.fired, &nonce, &settings.framing);
-            injected = consultation
-                .fired
-                .iter()
-                .map(|card| card.key.clone())
-                .collect();
-            live.push(LedgerEntry {
-                position: last as u32,
-                identity: message.identity(),
-                block,
-                keys: injected.clone(),
-                created_at_ms: now_ms(),
-            });
-        }
-    }
-    if live.len() > MAX_LEDGER_ENTRIES {
-        live.drain(..live.len() - MAX_LEDGER_ENTRIES);
-    }
-    // 3. Rewrite the messages that carry a block, or the system prompt.
-    if settings.placement == Placement::System {
-        let blocks: Vec<String> = live.iter().map(|entry| entry.block.clone()).collect();
-        if blocks.is_empty() {
-            return InjectionPlan {
-                body: None,
-                injected,
-                ledger: live,
-            };
-        }
-        return match with_system_blocks(protocol, body, &blocks) {
-            Ok(rewritten) => InjectionPlan {
-                body: Some(rewritten),
-                injected,
-                ledger: live,
-            },
-            Err(_) => unchanged,
-        };
-    }
-    let mut replacements: Vec<(Range<usize>, String)> = Vec::with_capacity(live.len());
-    for entry in &live {
-        let range = items[entry.position as usize].clone();
-        match with_block(protocol, &body[range.clone()], &entry.block) {
-            Ok(text) => replacements.push((range, text)),
-            Err(_) => return unchanged,
-        }
-    }
-    let body = (!replacements.is_empty()).then(|| splice(body, &replacements));
-    InjectionPlan {
-        body,
-        injected,
-        ledger: live,
-    }
+            .map(|card| card.key.clone())
+            .collect(),
+        created_at_ms: now_ms(),
+    })
 }
 
 /// A stable nonce for the block at `position` of a session: the same bytes on every replay.
@@ -206,7 +135,7 @@ fn nonce(session_id: &str, position: usize) -> String {
 mod tests {
     use super::*;
     use crate::cards::MatchCard;
-    use lore_proto::parse_request;
+    use lore_proto::{Protocol, parse_request};
     use serde_json::{Value, json};
 
     fn book() -> CardBook {
@@ -230,18 +159,43 @@ mod tests {
         }
     }
 
-    fn run(body: &Value, ledger: &[LedgerEntry]) -> InjectionPlan {
+    /// What one request gets at layer 0 (the session actor's path without a context plan).
+    struct InjectionPlan {
+        body: Option<Vec<u8>>,
+        injected: Vec<String>,
+        ledger: Vec<Insertion>,
+    }
+
+    fn run_with(body: &Value, ledger: &[Insertion], settings: &CardSettings) -> InjectionPlan {
         let bytes = serde_json::to_vec(body).unwrap();
-        let history = parse_request(Protocol::Anthropic, &bytes).unwrap().messages;
-        plan(
-            "s1",
-            Protocol::Anthropic,
-            &bytes,
-            &history,
+        let mut request = parse_request(Protocol::Anthropic, &bytes).unwrap();
+        let spans = request.spans();
+        let history = std::mem::take(&mut request.messages);
+        let identities: Vec<[u8; 16]> = history.iter().map(Message::identity).collect();
+        let mut ledger = ledger.to_vec();
+        crate::ledger::resolve(&mut ledger, &identities);
+        let mut injected = Vec::new();
+        if let Some(new) = consult_last("s1", &history, &identities, &ledger, &book(), settings) {
+            injected = new.keys.clone();
+            ledger.push(new);
+        }
+        let body = if settings.placement == Placement::System {
+            crate::ledger::in_system(Protocol::Anthropic, &bytes, &ledger).unwrap()
+        } else {
+            let mut estimated = Vec::new();
+            let units = crate::turn::units::units_of(&history, &identities, &[], &mut estimated);
+            let placed = crate::ledger::place(&ledger, &units, 0, true);
+            crate::ledger::with_blocks(Protocol::Anthropic, &bytes, &spans, &placed.blocks).unwrap()
+        };
+        InjectionPlan {
+            body,
+            injected,
             ledger,
-            &book(),
-            &CardSettings::default(),
-        )
+        }
+    }
+
+    fn run(body: &Value, ledger: &[Insertion]) -> InjectionPlan {
+        run_with(body, ledger, &CardSettings::default())
     }
 
     #[test]
@@ -303,17 +257,7 @@ mod tests {
             ..CardSettings::default()
         };
         let body = json!({"system": "S", "messages": [{"role": "user", "content": "Mira?"}]});
-        let bytes = serde_json::to_vec(&body).unwrap();
-        let history = parse_request(Protocol::Anthropic, &bytes).unwrap().messages;
-        let plan = plan(
-            "s1",
-            Protocol::Anthropic,
-            &bytes,
-            &history,
-            &[],
-            &book(),
-            &settings,
-        );
+        let plan = run_with(&body, &[], &settings);
         let sent: Value = serde_json::from_slice(plan.body.as_ref().unwrap()).unwrap();
         assert!(
             sent["system"]

@@ -52,6 +52,7 @@ pub mod history;
 pub mod indexer;
 pub mod injection;
 pub mod knowledge;
+pub mod ledger;
 pub mod ltm;
 pub mod model;
 pub mod pruner;

@@ -256,11 +256,18 @@ pub fn view(
         turns,
         costs,
         context: context_json(&record.context),
-        knowledge: knowledge_json(&record.ltm),
+        knowledge: knowledge_json(&record),
         cards: record
             .card_ledger
             .iter()
             .map(|entry| (entry.position, entry.keys.clone()))
+            .chain(
+                record
+                    .ledger
+                    .iter()
+                    .filter(|entry| entry.kind == lore_storage::InsertionKind::Card)
+                    .map(|entry| (entry.position, entry.keys.clone())),
+            )
             .collect(),
         not_recorded: vec!["the system prompt and tool definitions of the requests"],
     })

@@ -133,8 +133,9 @@ pub struct LtmRecord {
     /// `id:signature` of each entry in `pinned` (or shown by a delta since).
     #[serde(default)]
     pub keys: Vec<String>,
-    /// Knowledge updates appended near the tail since the pin, in order.
-    #[serde(default)]
+    /// Knowledge deltas of records written before `SessionRecord::ledger` (which holds them
+    /// now, with the card blocks); moved there when the session is loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deltas: Vec<DeltaRecord>,
     /// Entries waiting for the next turn boundary to be shown as a delta (`id:signature`).
     #[serde(default)]

@@ -31,6 +31,7 @@ pub mod forks;
 mod handle;
 pub mod import;
 pub mod index;
+pub mod insertions;
 pub mod memory;
 pub mod prompts;
 pub mod prune;
@@ -47,6 +48,7 @@ pub use error::{StorageError, StorageErrorKind};
 pub use forks::NewFork;
 pub use import::{ImportMessage, ImportOutcome, ImportRecord, ImportSession, ImportStatus};
 pub use index::{DocKind, IndexDoc, SearchFilter, SearchHit, SearchIndex};
+pub use insertions::{Insertion, InsertionKind};
 pub use prompts::{PromptUse, PromptVersion};
 pub use records::{
     ForkRecord, LedgerEntry, MessageSource, PathEntry, SessionRecord, StoredMessage, now_ms,

@@ -128,9 +128,14 @@ pub struct SessionRecord {
     /// Number of completed turns.
     #[serde(default)]
     pub turns: u64,
-    /// Card injections still replayed on every request (the dedupe ledger).
-    #[serde(default)]
+    /// Card injections of records written before [`SessionRecord::ledger`]; moved there when
+    /// the session is loaded ([`SessionRecord::adopt_legacy_insertions`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub card_ledger: Vec<LedgerEntry>,
+    /// The one ledger of what the gateway inserted into the conversation (card blocks and
+    /// knowledge deltas), replayed on every request.
+    #[serde(default)]
+    pub ledger: Vec<crate::insertions::Insertion>,
     /// The context manager's state (layer, floors, calibration, frozen prefix, pins).
     #[serde(default)]
     pub context: crate::context::ContextRecord,
@@ -166,6 +171,7 @@ impl SessionRecord {
             usage: Usage::default(),
             turns: 0,
             card_ledger: Vec::new(),
+            ledger: Vec::new(),
             context: crate::context::ContextRecord::default(),
             ltm: crate::context::LtmRecord::default(),
             amnesia: false,

@@ -63,6 +63,21 @@ pub struct SessionSummary {
     /// The card injections of the session.
     #[serde(default, rename = "card_ledger")]
     pub cards: Vec<CardInjection>,
+    /// The session's ledger of insertions (its card blocks join `cards` when read).
+    #[serde(default, rename = "ledger", skip_serializing)]
+    insertions: Vec<InsertionView>,
+}
+
+/// One insertion of the ledger, without its text.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct InsertionView {
+    #[serde(default)]
+    kind: crate::insertions::InsertionKind,
+    position: u32,
+    #[serde(default)]
+    keys: Vec<String>,
+    #[serde(default)]
+    created_at_ms: u64,
 }
 
 /// Counts the items of a sequence without keeping them.
@@ -109,6 +124,17 @@ impl Store {
                 _ => {
                     let mut summary = decode::<SessionSummary>("session", &raw)?;
                     summary.forks += std::mem::take(&mut summary.fork_count);
+                    let insertions = std::mem::take(&mut summary.insertions);
+                    summary.cards.extend(
+                        insertions
+                            .into_iter()
+                            .filter(|i| i.kind == crate::insertions::InsertionKind::Card)
+                            .map(|i| CardInjection {
+                                position: i.position,
+                                keys: i.keys,
+                                created_at_ms: i.created_at_ms,
+                            }),
+                    );
                     summary
                 }
             };
@@ -149,11 +175,33 @@ mod tests {
             keys: vec!["Priya".into()],
             created_at_ms: 9,
         });
+        record.ledger.push(crate::insertions::Insertion {
+            kind: crate::insertions::InsertionKind::Card,
+            position: 4,
+            anchor: [0; 16],
+            text: "block".into(),
+            keys: vec!["Mira".into()],
+            created_at_ms: 10,
+        });
+        record.ledger.push(crate::insertions::Insertion {
+            kind: crate::insertions::InsertionKind::Delta,
+            position: 4,
+            anchor: [0; 16],
+            text: "delta".into(),
+            keys: vec!["k:1".into()],
+            created_at_ms: 10,
+        });
         store.save_session(&record).unwrap();
         let first = store.session_summaries().unwrap();
         let mine = first.iter().find(|s| s.id == "summary-test").unwrap();
         assert_eq!((mine.messages, mine.next_seq), (3, 5));
         assert_eq!(mine.cards[0].keys, vec!["Priya".to_string()]);
+        assert_eq!(
+            mine.cards.len(),
+            2,
+            "the ledger's card joins, its delta does not"
+        );
+        assert_eq!(mine.cards[1].keys, vec!["Mira".to_string()]);
         // A changed record is decoded again, not served from the cache.
         record.path.push(PathEntry {
             seq: 4,

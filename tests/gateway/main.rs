@@ -25,6 +25,7 @@ mod hook;
 mod hosted;
 mod imports;
 mod knowledge;
+mod ledger;
 mod ltm;
 mod mcp;
 mod memory;

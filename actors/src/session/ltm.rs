@@ -1,23 +1,28 @@
 //! A session's long-term knowledge in its prompt: system[1] computed on its first turn and kept,
 //! system[2] pinned once the knowledge search has answered (from the second turn, or the first
 //! when the session arrives large), and the knowledge deltas: an entry that changed or became
-//! relevant waits for the next turn boundary at the tail, is shown there in a fixed-notice pair,
-//! and replayed at the same place on every later turn (moved to the raw window's start when the
-//! gradient drops its message, re-anchored when the client rewrote it). After every reply the
-//! actor asks the search again if any knowledge was written meanwhile.
+//! relevant waits for the next turn boundary at the tail and joins the session's one ledger of
+//! insertions (with the card blocks, [`crate::ledger`]), which shows it there in a fixed-notice
+//! pair and replays it at the same place on every later turn (moved to the raw window's start
+//! when the gradient drops its message, re-anchored when the client rewrote it). After every
+//! reply the actor asks the search again if any knowledge was written meanwhile.
 
 use actix::prelude::*;
 use lore_proto::CanonicalRequest;
 use lore_proto::inject::is_user_text;
-use lore_storage::DeltaRecord;
 use lore_storage::memory::KnowledgeEntry;
-use tracing::{debug, info, warn};
+use lore_storage::{Insertion, InsertionKind};
+use tracing::{info, warn};
 
 use super::SessionActor;
 use crate::ltm::render::{delta, knowledge_block, stable};
 use crate::ltm::select::{baseline, changes, pin, recent_matches};
 use crate::ltm::{budget, key, key_id};
-use crate::turn::{Knowledge, PlacedDelta};
+use crate::turn::Knowledge;
+
+fn is_delta(insertion: &Insertion) -> bool {
+    insertion.kind == InsertionKind::Delta
+}
 
 /// Deltas kept before they are folded into one.
 const MAX_DELTAS: usize = 8;
@@ -129,23 +134,26 @@ impl SessionActor {
                 let position = request.messages.len() - 1;
                 let anchor = identities.get(position).copied().unwrap_or([0; 16]);
                 self.record.ltm.keys.extend(shown.iter().map(|e| key(e)));
-                self.record.ltm.deltas.push(DeltaRecord {
-                    position: position as u32,
+                self.record.ledger.push(Insertion {
+                    kind: InsertionKind::Delta,
+                    position: u32::try_from(position).unwrap_or(u32::MAX),
                     anchor,
                     text: delta(&shown),
                     keys: shown.iter().map(|e| key(e)).collect(),
+                    created_at_ms: lore_storage::now_ms(),
                 });
                 info!(session = %self.record.id, entries = shown.len(), "knowledge delta added near the tail");
-                if self.record.ltm.deltas.len() > MAX_DELTAS {
-                    self.fold_deltas(all, position as u32, anchor);
+                let count = self.record.ledger.iter().filter(|i| is_delta(i)).count();
+                if count > MAX_DELTAS {
+                    self.fold_deltas(all, position, anchor);
                 }
             }
         }
-        let deltas = self.place_deltas(identities);
+        // The deltas are the ledger's: placed with the cards once the plan has chosen the array.
         Knowledge {
             stable: self.record.ltm.stable.clone().filter(|t| !t.is_empty()),
             pinned: self.record.ltm.pinned.clone().filter(|t| !t.is_empty()),
-            deltas,
+            deltas: Vec::new(),
         }
     }
 
@@ -171,13 +179,14 @@ impl SessionActor {
         }
     }
 
-    /// Folds every delta into one at the newest place (past [`MAX_DELTAS`]).
-    fn fold_deltas(&mut self, all: &[KnowledgeEntry], position: u32, anchor: [u8; 16]) {
+    /// Folds every delta of the ledger into one at the newest place (past [`MAX_DELTAS`]); the
+    /// cards stay as they are.
+    fn fold_deltas(&mut self, all: &[KnowledgeEntry], position: usize, anchor: [u8; 16]) {
         let keys: Vec<String> = self
             .record
-            .ltm
-            .deltas
+            .ledger
             .iter()
+            .filter(|i| is_delta(i))
             .flat_map(|d| d.keys.iter().cloned())
             .collect();
         let mut shown: Vec<&KnowledgeEntry> = Vec::new();
@@ -188,39 +197,15 @@ impl SessionActor {
                 shown.push(entry);
             }
         }
-        self.record.ltm.deltas = vec![DeltaRecord {
-            position,
+        self.record.ledger.retain(|i| !is_delta(i));
+        self.record.ledger.push(Insertion {
+            kind: InsertionKind::Delta,
+            position: u32::try_from(position).unwrap_or(u32::MAX),
             anchor,
             text: delta(&shown),
             keys: shown.iter().map(|e| key(e)).collect(),
-        }];
-    }
-
-    /// Where each delta goes in this request: at its anchor while the message is still there;
-    /// else re-anchored (kept, never dropped) before the last turn boundary.
-    fn place_deltas(&mut self, identities: &[[u8; 16]]) -> Vec<PlacedDelta> {
-        let mut out = Vec::with_capacity(self.record.ltm.deltas.len());
-        for record in &mut self.record.ltm.deltas {
-            let at = record.position as usize;
-            let unit = if identities.get(at) == Some(&record.anchor) {
-                at
-            } else if let Some(found) = identities.iter().position(|id| *id == record.anchor) {
-                record.position = found as u32;
-                found
-            } else {
-                // The client rewrote that part of its history: the delta moves to the end.
-                let last = identities.len().saturating_sub(1);
-                debug!(delta_at = at, now = last, "knowledge delta re-anchored");
-                record.position = last as u32;
-                record.anchor = identities.get(last).copied().unwrap_or([0; 16]);
-                last
-            };
-            out.push(PlacedDelta {
-                before_unit: unit,
-                text: record.text.clone(),
-            });
-        }
-        out
+            created_at_ms: lore_storage::now_ms(),
+        });
     }
 
     /// Asks the knowledge search again when knowledge changed (or was never asked).

@@ -193,8 +193,12 @@ struct OpenTurn {
     identities: Arc<Vec<[u8; 16]>>,
     spans: Arc<Vec<Vec<u32>>>,
     protocol: Protocol,
-    /// The body after card injection, before the context plan.
+    /// The body before the context plan (cards in the system prompt when they go there).
     body: Bytes,
+    /// What goes when no plan applies: `body` with the card blocks in their messages.
+    fallback: Bytes,
+    /// Card blocks go into their messages (the ledger places them with the plan).
+    cards_in_messages: bool,
     context: Option<ContextInput>,
     plan: Option<Plan>,
     model: Option<ModelInfo>,
@@ -244,7 +248,9 @@ pub struct SessionActor {
 
 impl SessionActor {
     /// An actor resuming `record`.
-    pub fn new(record: SessionRecord, store: Store, registry: Addr<SessionRegistry>) -> Self {
+    pub fn new(mut record: SessionRecord, store: Store, registry: Addr<SessionRegistry>) -> Self {
+        // Cards and deltas of a record written before the one ledger join it.
+        record.adopt_legacy_insertions();
         Self {
             record,
             store,

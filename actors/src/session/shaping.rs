@@ -1,7 +1,8 @@
 //! A turn's way through the session actor: its number and its mark on the activity board, the
-//! capture of its messages, the card injection, the context plan (layers, prefix, breakpoints)
-//! and the answer to the handler, then the writes; a prompt-too-long retry at a higher floor;
-//! and what the reply teaches the context manager.
+//! capture of its messages, the ledger of insertions (found again in the request, this turn's
+//! card and knowledge delta added), the context plan (layers, prefix, breakpoints) with the
+//! ledger placed in the array it chose, and the answer to the handler, then the writes; a
+//! prompt-too-long retry at a higher floor; and what the reply teaches the context manager.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +15,7 @@ use tracing::{info, warn};
 use super::{OpenTurn, Overflow, PrepareTurn, SessionActor, TurnPlan};
 use crate::gradient::LogView;
 use crate::gradient::calibrate::{ReplyFacts, after_reply, overflow_floor};
-use crate::injection;
+use crate::injection::{self, Placement};
 use crate::turn::{ShapeArgs, shape};
 use crate::worker::ContextReport;
 
@@ -58,24 +59,44 @@ impl SessionActor {
             turn,
             ..TurnPlan::default()
         };
+        // The one ledger of insertions: found again in this request, then this turn's card.
+        crate::ledger::resolve(&mut self.record.ledger, &msg.identities);
         let mut body = msg.body.clone();
+        let mut cards_in_messages = false;
         if let Some(cards) = &msg.cards {
-            let plan = injection::plan(
+            if let Some(new) = injection::consult_last(
                 &self.record.id,
-                msg.protocol,
-                &msg.body,
                 &msg.request.messages,
-                &self.record.card_ledger,
+                &msg.identities,
+                &self.record.ledger,
                 &cards.book,
                 &cards.settings,
-            );
-            self.record.card_ledger = plan.ledger;
-            self.counters.cards_injected += plan.injected.len() as u64;
-            answer.injected = plan.injected;
-            if let Some(rewritten) = plan.body {
-                body = Bytes::from(rewritten);
-                answer.body = Some(body.clone());
+            ) {
+                self.counters.cards_injected += new.keys.len() as u64;
+                answer.injected = new.keys.clone();
+                self.record.ledger.push(new);
             }
+            match cards.settings.placement {
+                Placement::User => cards_in_messages = true,
+                Placement::System => {
+                    match crate::ledger::in_system(msg.protocol, &msg.body, &self.record.ledger) {
+                        Ok(Some(rewritten)) => body = Bytes::from(rewritten),
+                        Ok(None) => {}
+                        Err(err) => {
+                            warn!(session = %self.record.id, error = %err, "cards could not go into the system prompt; sending the request without them");
+                        }
+                    }
+                }
+            }
+        }
+        // What goes when no context plan applies: the card blocks in their messages.
+        let fallback = if cards_in_messages {
+            self.cards_only(msg.protocol, &body, &msg.spans, msg.request.messages.len())
+        } else {
+            body.clone()
+        };
+        if fallback != msg.body {
+            answer.body = Some(fallback.clone());
         }
         let mut open = OpenTurn {
             turn,
@@ -84,6 +105,8 @@ impl SessionActor {
             spans: Arc::clone(&msg.spans),
             protocol: msg.protocol,
             body: body.clone(),
+            fallback,
+            cards_in_messages,
             context: msg.context.clone(),
             plan: None,
             model: None,
@@ -155,6 +178,26 @@ impl SessionActor {
         }
     }
 
+    /// `body` with the ledger's card blocks in their messages (layer 0, no context plan); the
+    /// body itself when that fails (logged).
+    fn cards_only(
+        &self,
+        protocol: lore_proto::Protocol,
+        body: &Bytes,
+        spans: &[Vec<u32>],
+        messages: usize,
+    ) -> Bytes {
+        let blocks = crate::ledger::card_blocks(&self.record.ledger, messages);
+        match crate::ledger::with_blocks(protocol, body, spans, &blocks) {
+            Ok(Some(rewritten)) => Bytes::from(rewritten),
+            Ok(None) => body.clone(),
+            Err(err) => {
+                warn!(session = %self.record.id, error = %err, "card blocks could not be placed; sending the request without them");
+                body.clone()
+            }
+        }
+    }
+
     /// The live observation logs of the session, as the planner sees them.
     fn logs(&mut self) -> (Vec<LogView>, u64) {
         let id = self.record.id.clone();
@@ -212,6 +255,8 @@ impl SessionActor {
             now_ms: now_ms(),
             retry_floor,
             knowledge: &open.knowledge,
+            ledger: &self.record.ledger,
+            cards_in_messages: open.cards_in_messages,
         };
         let shaped = shape(&args, &mut self.record.context, &mut estimated);
         self.record.path = path;
@@ -312,7 +357,7 @@ impl SessionActor {
             open.tried.push(shaped.plan.layer);
             open.expected_bust = true;
             answer.layer = shaped.plan.layer;
-            answer.body = Some(shaped.body.unwrap_or_else(|| open.body.clone()));
+            answer.body = Some(shaped.body.unwrap_or_else(|| open.fallback.clone()));
             open.plan = Some(shaped.plan);
             open.model = Some(shaped.model);
         }

@@ -1,5 +1,7 @@
-//! The outgoing body of one turn: the session actor's card injection and context plan applied
-//! to what the client sent, cache-stably, or the client's bytes when nothing changes.
+//! The outgoing body of one turn: the session actor's context plan and its ledger of
+//! insertions (cards, knowledge deltas; placed by [`crate::ledger`] once the plan has chosen
+//! the array) applied to what the client sent, cache-stably, or the client's bytes when
+//! nothing changes.
 //!
 //! - [`units`]: the conversation as the planner reads it, and the annotations of replaced
 //!   outputs.
@@ -118,8 +120,13 @@ pub struct ShapeArgs<'a> {
     pub now_ms: u64,
     /// A floor for this attempt only (a prompt-too-long retry).
     pub retry_floor: u8,
-    /// Long-term knowledge to add (system[1], system[2], deltas).
+    /// Long-term knowledge to add in the system prompt (system[1], system[2]).
     pub knowledge: &'a Knowledge,
+    /// The session's ledger of insertions (cards, deltas), resolved against this request;
+    /// placed once the plan has chosen the array ([`crate::ledger::place`]).
+    pub ledger: &'a [crate::ledger::Insertion],
+    /// Card blocks go into their messages (false: the system prompt already has them).
+    pub cards_in_messages: bool,
 }
 
 /// Estimated tokens of the turn's knowledge blocks and deltas.
@@ -130,33 +137,6 @@ fn knowledge_tokens(knowledge: &Knowledge) -> u64 {
         .chain(knowledge.pinned.iter())
         .chain(knowledge.deltas.iter().map(|d| &d.text));
     texts.map(|text| crate::tokens::count(text) + 20).sum()
-}
-
-/// The turn's knowledge with every delta before a unit where a pair of messages may go: a
-/// user message that no later tool output ties to an earlier call (so the delta never splits a
-/// call from its result), the next such unit at or after its place, else the last one before
-/// it. A delta with no such unit waits in the record for a later turn.
-fn deltas_at_safe_units(knowledge: &Knowledge, units: &[crate::gradient::Unit]) -> Knowledge {
-    let valid = crate::gradient::window::Shape::of(units).valid;
-    let deltas = knowledge
-        .deltas
-        .iter()
-        .filter_map(|delta| {
-            let at = delta.before_unit.min(valid.len());
-            let unit = (at..valid.len())
-                .find(|&u| valid[u])
-                .or_else(|| (0..at).rev().find(|&u| valid[u]))?;
-            Some(PlacedDelta {
-                before_unit: unit,
-                text: delta.text.clone(),
-            })
-        })
-        .collect();
-    Knowledge {
-        stable: knowledge.stable.clone(),
-        pinned: knowledge.pinned.clone(),
-        deltas,
-    }
 }
 
 /// Plans the turn and renders it; `state` records the plan. Anything that fails sends the
@@ -184,7 +164,7 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
         logs: args.logs,
         distilled_through: args.distilled_through,
         fixed_tokens: args.input.fixed_tokens,
-        ltm_tokens: knowledge_tokens(args.knowledge),
+        ltm_tokens: knowledge_tokens(args.knowledge) + crate::ledger::tokens(args.ledger),
         provider_managed: args.input.provider_managed.as_deref(),
         rewritten: false,
         budget_pressure: args.input.budget_pressure,
@@ -200,7 +180,12 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
                 args.input.long_context,
             )
         });
-    if planned.layer == 0 && args.knowledge.is_empty() {
+    let deltas = args
+        .ledger
+        .iter()
+        .any(|entry| entry.kind == crate::ledger::InsertionKind::Delta);
+    // Nothing but cards at layer 0: the session actor puts them in the client's bytes.
+    if planned.layer == 0 && args.knowledge.is_empty() && !deltas {
         return Shaped {
             body: None,
             plan: planned,
@@ -208,15 +193,27 @@ pub fn shape(args: &ShapeArgs<'_>, state: &mut ContextRecord, estimated: &mut Ve
             report_cap,
         };
     }
-    let knowledge = deltas_at_safe_units(args.knowledge, &units);
+    // The ledger's insertions go in once the plan has chosen the array.
+    let start = if planned.layer > 0 { planned.start } else { 0 };
+    let placed = crate::ledger::place(args.ledger, &units, start, args.cards_in_messages);
+    let knowledge = Knowledge {
+        stable: args.knowledge.stable.clone(),
+        pinned: args.knowledge.pinned.clone(),
+        deltas: placed.pairs,
+    };
     let rendered = validate(&units, &planned)
         .map_err(|err| err.to_string())
         .and_then(|()| {
+            crate::ledger::with_blocks(args.protocol, args.body, args.spans, &placed.blocks)
+                .map_err(|err| err.to_string())
+        })
+        .and_then(|with_cards| {
+            let body = with_cards.as_deref().unwrap_or(args.body);
             let annotations =
                 units::annotations(&args.request.messages, &planned.strip, &planned.duplicates);
             render_plan(&RenderInput {
                 protocol: args.protocol,
-                body: args.body,
+                body,
                 spans: args.spans,
                 plan: &planned,
                 logs: args.logs,

@@ -21,7 +21,6 @@ use serde_json::{Value, json};
 
 use crate::gradient::prefix::{PREFIX_NOTICE, render_prefix};
 use crate::gradient::{LogView, Plan};
-use crate::ltm::render::DELTA_NOTICE;
 
 /// Most breakpoints a request may carry (Anthropic).
 const MAX_BREAKPOINTS: usize = 4;
@@ -33,12 +32,15 @@ pub struct CachePolicy {
     pub native_anthropic: bool,
 }
 
-/// A knowledge delta placed in this turn's conversation.
+/// A pair the ledger places in this turn's conversation (a knowledge delta, or a card whose
+/// message is not sent; see [`crate::ledger`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlacedDelta {
     /// The planner unit it goes before (moved to the raw window's start when the unit is not
     /// sent).
     pub before_unit: usize,
+    /// The user half's fixed notice.
+    pub notice: &'static str,
     /// The assistant half's text.
     pub text: String,
 }
@@ -277,7 +279,7 @@ pub fn render_plan(input: &RenderInput<'_>) -> Result<Vec<u8>, ProtoError> {
         pieces.push(Piece::Json(assistant));
     }
     // Deltas whose message is not sent go at the start of what is.
-    let mut deltas: Vec<(usize, &str)> = input
+    let mut deltas: Vec<(usize, &PlacedDelta)> = input
         .knowledge
         .deltas
         .iter()
@@ -286,15 +288,19 @@ pub fn render_plan(input: &RenderInput<'_>) -> Result<Vec<u8>, ProtoError> {
                 .get(delta.before_unit)
                 .copied()
                 .unwrap_or(total);
-            (item.max(first_kept).min(total), delta.text.as_str())
+            (item.max(first_kept).min(total), delta)
         })
         .collect();
     deltas.sort_by_key(|(item, _)| *item);
     let mut next_delta = deltas.iter().peekable();
     for index in first_kept..total {
-        while let Some((_, text)) = next_delta.next_if(|(at, _)| *at <= index) {
-            let [user, assistant] =
-                prefix_items(input.protocol, DELTA_NOTICE, &[text.to_string()], None)?;
+        while let Some((_, delta)) = next_delta.next_if(|(at, _)| *at <= index) {
+            let [user, assistant] = prefix_items(
+                input.protocol,
+                delta.notice,
+                std::slice::from_ref(&delta.text),
+                None,
+            )?;
             pieces.push(Piece::Json(user));
             pieces.push(Piece::Json(assistant));
         }

@@ -160,11 +160,35 @@ proptest! {
             Knowledge {
                 stable: Some("Project conventions: tabs, never unwrap.".into()),
                 pinned: Some("Relevant now: the relay retries twice.".into()),
-                deltas: vec![PlacedDelta { before_unit: delta_at, text: "New knowledge: the port is 3207.".into() }],
+                deltas: Vec::new(),
             }
         } else {
             Knowledge::default()
         };
+        // The ledger: a delta, and a card block in the first user's text.
+        let mut ledger = Vec::new();
+        if with_knowledge && !identities.is_empty() {
+            let at = delta_at.min(identities.len() - 1);
+            ledger.push(crate::ledger::Insertion {
+                kind: crate::ledger::InsertionKind::Delta,
+                position: at as u32,
+                anchor: identities[at],
+                text: "New knowledge: the port is 3207.".into(),
+                keys: Vec::new(),
+                created_at_ms: 0,
+            });
+            let last = request.messages.len() - 1;
+            if let Some(first) = request.messages.iter().position(lore_proto::inject::is_user_text).filter(|f| *f < last) {
+                ledger.push(crate::ledger::Insertion {
+                    kind: crate::ledger::InsertionKind::Card,
+                    position: first as u32,
+                    anchor: identities[first],
+                    text: "<!-- lore:cards:abc -->\nMira runs payments.\n<!-- /lore:cards -->".into(),
+                    keys: vec!["mira".into()],
+                    created_at_ms: 0,
+                });
+            }
+        }
         let args = ShapeArgs {
             services: &services,
             input: &ContextInput { native_anthropic: true, fixed_tokens: 500, ..ContextInput::default() },
@@ -180,6 +204,8 @@ proptest! {
             now_ms: 1_000_000,
             retry_floor: floor,
             knowledge: &knowledge,
+            ledger: &ledger,
+            cards_in_messages: true,
         };
         let mut state = ContextRecord::default();
         let shaped = shape(&args, &mut state, &mut Vec::new());
