@@ -124,6 +124,12 @@ fn card_strategy() -> impl Strategy<Value = crate::cards::Card> {
     )
         .prop_map(
             |((key, title, kw, al, refs), (all, any, not, not_all), (d, p, f, k), text)| {
+                // A word twice in one list means nothing, and the card files keep it once.
+                let [mut refs, mut all, mut any, mut not, mut not_all] =
+                    [refs, all, any, not, not_all];
+                for list in [&mut refs, &mut all, &mut any, &mut not, &mut not_all] {
+                    list.dedup();
+                }
                 let config = KindsConfig::default();
                 let mut c = crate::cards::Card::new(&key, Kind::ALL[k]);
                 c.title = title;
