@@ -227,6 +227,9 @@ pub struct SessionActor {
     open_turn: Option<u64>,
     /// What the open turn was planned from.
     open: Option<OpenTurn>,
+    /// The parse of the last large turn, kept for a while after it ended so the next request
+    /// of the conversation reuses it (the gateway's parse memo holds only a weak reference).
+    kept_parse: Option<KeptParse>,
     /// Number of the next turn.
     next_turn: u64,
     /// The session's requests in flight, by turn.
@@ -258,6 +261,7 @@ impl SessionActor {
             indexer: None,
             open_turn: None,
             open: None,
+            kept_parse: None,
             next_turn: 1,
             in_flight: HashMap::new(),
             counters: SessionCounters::default(),
@@ -367,15 +371,47 @@ impl Handler<SetAmnesia> for SessionActor {
     }
 }
 
+/// Requests at least this large keep their parse after their turn ends.
+const KEEP_PARSE_MIN_BYTES: usize = 64 * 1024;
+/// How long a kept parse stays: the provider's shortest cache lifetime. A request later than
+/// that writes its prompt to the cache again anyway, and a full parse is small beside that.
+const KEEP_PARSE_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A large turn's parse, held so the gateway's parse memo can reuse it.
+struct KeptParse {
+    turn: u64,
+    _request: Arc<CanonicalRequest>,
+    _identities: Arc<Vec<[u8; 16]>>,
+}
+
 impl Handler<TurnEnded> for SessionActor {
     type Result = ();
 
-    fn handle(&mut self, msg: TurnEnded, _: &mut Self::Context) {
+    fn handle(&mut self, msg: TurnEnded, ctx: &mut Self::Context) {
         self.in_flight.remove(&msg.turn);
         if self.in_flight.is_empty() {
             // Nothing can retry or follow up any more: the request and its bytes go, so an idle
-            // session holds only its record.
-            self.open = None;
+            // session holds only its record — but a large history's parse stays for a while,
+            // for the next turn to reuse.
+            if let Some(open) = self.open.take()
+                && open.body.len() >= KEEP_PARSE_MIN_BYTES
+            {
+                self.kept_parse = Some(KeptParse {
+                    turn: open.turn,
+                    _request: open.request,
+                    _identities: open.identities,
+                });
+                let turn = open.turn;
+                ctx.run_later(KEEP_PARSE_FOR, move |actor, _| {
+                    if actor
+                        .kept_parse
+                        .as_ref()
+                        .is_some_and(|kept| kept.turn == turn)
+                    {
+                        actor.kept_parse = None;
+                    }
+                });
+            }
         }
     }
 }

@@ -170,6 +170,8 @@ impl SessionActor {
         // The handler goes on now; the writes follow.
         let _ = msg.answer.send(answer);
         drop(previous);
+        // The open turn holds the newer parse now.
+        self.kept_parse = None;
         let path_changed = !new_messages.is_empty() || forked.is_some();
         if let Err(err) = self.commit(&new_messages, forked, path_changed) {
             // Nothing of this turn reached storage: forget it, the next request recaptures it.

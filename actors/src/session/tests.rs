@@ -125,3 +125,29 @@ async fn replies_land_in_order_and_stale_ones_stay_off_the_history() {
         (3, 3, 0)
     );
 }
+
+#[actix_rt::test]
+async fn a_large_turn_keeps_its_parse_after_it_ends_and_a_small_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
+    let session =
+        SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
+    // (body bytes, whether the parse outlives the turn)
+    for (n, (size, kept)) in [(KEEP_PARSE_MIN_BYTES, true), (1_000, false)]
+        .into_iter()
+        .enumerate()
+    {
+        let (mut turn, plan) = prepare(vec![user(&format!("question {n}"))]);
+        turn.body = Bytes::from(vec![b' '; size]);
+        let parse = Arc::downgrade(&turn.request);
+        session.send(turn).await.unwrap();
+        let number = plan.await.unwrap().turn;
+        session.send(TurnEnded { turn: number }).await.unwrap();
+        assert_eq!(
+            parse.upgrade().is_some(),
+            kept,
+            "a {size}-byte turn's parse after the turn ended"
+        );
+    }
+}
