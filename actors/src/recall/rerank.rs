@@ -6,7 +6,8 @@
 //! [`CHUNK_CHARS`] characters on line boundaries, and at most [`CHUNKS_PER_DOCUMENT`] of them are
 //! read: the one holding the document's focus (its best lexical window), the best other chunks
 //! by the same lexical score, and the first. A document scores its best chunk, and that chunk
-//! becomes its focus, so the snippet shows what the reranker read.
+//! becomes its focus (unless it holds the lexical focus, which is narrower), so the snippet
+//! shows what the reranker read.
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -15,12 +16,14 @@ use super::focus::windows;
 use super::terms::words;
 use super::{FusedHit, RecallOutcome, RecallSource};
 
-/// Candidates reranked by default: the top of the fused order.
-pub const DEPTH: usize = 20;
+/// Candidates reranked by default: the top of the fused order (10 keeps the held-out quality
+/// of 20 at half the pairs; `docs/benchmarks.md`).
+pub const DEPTH: usize = 10;
 /// Characters of one chunk of a long document (about 150 tokens: the pair stays short).
 pub const CHUNK_CHARS: usize = 600;
-/// Most chunks of one document read by the reranker by default.
-pub const CHUNKS_PER_DOCUMENT: usize = 3;
+/// Most chunks of one document read by the reranker by default: the focus chunk only (three
+/// tripled the pairs of long documents without a better held-out order).
+pub const CHUNKS_PER_DOCUMENT: usize = 1;
 
 /// How much the reranker reads: the top `depth` candidates, at most `chunks` chunks of each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,8 +189,15 @@ pub fn apply(
     let mut reordered = Vec::with_capacity(depth);
     for (rank, (index, _)) in blended.into_iter().enumerate() {
         if let Some(mut fused) = taken.get_mut(index).and_then(Option::take) {
+            // The chunk read becomes the focus unless it holds the (narrower) lexical focus.
             if let Some((_, range)) = best[index].take() {
-                fused.focus = Some(range);
+                let holds = fused
+                    .focus
+                    .as_ref()
+                    .is_some_and(|focus| range.start <= focus.start && focus.end <= range.end);
+                if !holds {
+                    fused.focus = Some(range);
+                }
             }
             // Falling scores in the new order, on the scale of the fused ones.
             fused.score = top * (1.0 - rank as f32 / (2.0 * depth as f32));
@@ -243,7 +253,11 @@ mod tests {
         };
         let terms = query_terms("pool exhausted connections");
         outcome.hits[1].focus = super::super::focus::best_window(&log, &terms, None);
-        let pairs = pairs(&outcome, &terms, Shape::default());
+        let three = Shape {
+            depth: 20,
+            chunks: 3,
+        };
+        let pairs = pairs(&outcome, &terms, three);
         assert_eq!(
             pairs[0],
             Pair {
@@ -314,6 +328,28 @@ mod tests {
         assert_eq!(ids, ["b", "c", "a"]);
         assert_eq!(outcome.hits[0].focus, Some(2..4));
         assert!(outcome.hits.windows(2).all(|w| w[0].score > w[1].score));
+        // A chunk holding the lexical focus keeps that narrower focus; one that does not
+        // replaces it.
+        let mut narrow = RecallOutcome {
+            hits: vec![hit("a", "alpha beta", 0.9), hit("b", "gamma delta", 0.8)],
+            ..RecallOutcome::default()
+        };
+        narrow.hits[0].focus = Some(6..10);
+        narrow.hits[1].focus = Some(0..5);
+        let pairs = [
+            Pair {
+                hit: 0,
+                range: 0..10,
+            },
+            Pair {
+                hit: 1,
+                range: 6..11,
+            },
+        ];
+        apply(&mut narrow, &pairs, &[1.0, 2.0], f32::INFINITY, DEPTH);
+        assert_eq!(narrow.hits[0].hit.id, "b");
+        assert_eq!(narrow.hits[0].focus, Some(6..11));
+        assert_eq!(narrow.hits[1].focus, Some(6..10));
     }
 
     #[test]
