@@ -62,6 +62,23 @@ impl RecallCorpus for Corpus<'_> {
             .map_err(|err| err.to_string())
     }
 
+    fn documents(&self, ids: &[&str]) -> Vec<Result<Option<SearchHit>, String>> {
+        let indexed = match self.index.get_many(ids) {
+            Ok(indexed) => indexed,
+            Err(err) => return ids.iter().map(|_| Err(err.to_string())).collect(),
+        };
+        ids.iter()
+            .zip(indexed)
+            .map(|(id, hit)| match (hit, self.store) {
+                (Some(hit), _) => Ok(Some(hit)),
+                (None, None) => Ok(None),
+                (None, Some(store)) => stored_document(store, id)
+                    .map(|doc| doc.map(SearchHit::from))
+                    .map_err(|err| err.to_string()),
+            })
+            .collect()
+    }
+
     fn vector_search_by_kind(
         &self,
         vector: &[f32],

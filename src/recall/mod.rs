@@ -2,16 +2,18 @@
 //! gateway's `recall` tool. The engine (lists, fusion, the tiered Markdown) is
 //! [`lore_actors::recall`]; [`corpus`] plugs in the index and the vectors.
 //!
-//! The query is embedded first (asynchronously, on the embedder pool) when embeddings are
-//! available; the search itself runs on the blocking pool.
+//! The query is embedded (asynchronously, by the embedder's query worker) when embeddings are
+//! available, while the recall's BM25 searches run on the blocking pool
+//! ([`lore_actors::recall::prefetch`]); the rest of the search runs there once the vector is in.
 
 pub mod corpus;
 
 use actix_web::{HttpRequest, HttpResponse, web};
+use lore_actors::recall::prefetch::{Prefetched, TextPrefetch, prefetch_text};
 use lore_actors::recall::terms::query_terms;
 use lore_actors::recall::{
     DEFAULT_CHAR_BUDGET, RecallMode, RecallOutcome, RecallRequest, RecallScope, format_detail,
-    format_missing, format_results, lookup, rerank,
+    format_missing, format_results, lookup, recall as run_recall, rerank,
 };
 use lore_actors::reranker::DEFAULT_DEADLINE;
 use lore_proto::recall_tool::RecallArguments;
@@ -53,10 +55,37 @@ pub struct RecallQuery {
     /// order alone); default [`rerank::DEFAULT_WEIGHT`]. For measuring.
     #[serde(default)]
     pub rerank_weight: Option<String>,
+    /// Candidates the reranker reads (1 to 100); default [`rerank::DEPTH`]. For measuring.
+    #[serde(default)]
+    pub rerank_depth: Option<usize>,
+    /// Most chunks of one long candidate it reads (1 to 10); default
+    /// [`rerank::CHUNKS_PER_DOCUMENT`]. For measuring.
+    #[serde(default)]
+    pub rerank_chunks: Option<usize>,
 }
 
-/// Whether to rerank, and with which weight, from the query's `rerank` and `rerank_weight`.
-fn rerank_choice(query: &RecallQuery, state: &AppState) -> Result<Option<f32>, String> {
+/// How a recall is reranked: the weight against the fused order, and what is read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rerank {
+    /// [`rerank::apply`]'s weight.
+    pub weight: f32,
+    /// Candidates and chunks read.
+    pub shape: rerank::Shape,
+}
+
+impl Rerank {
+    /// The default weight and shape.
+    pub fn default_shape() -> Self {
+        Self {
+            weight: rerank::DEFAULT_WEIGHT,
+            shape: rerank::Shape::default(),
+        }
+    }
+}
+
+/// Whether to rerank, and how, from the query's `rerank`, `rerank_weight`, `rerank_depth` and
+/// `rerank_chunks`.
+fn rerank_choice(query: &RecallQuery, state: &AppState) -> Result<Option<Rerank>, String> {
     let wanted = match query.rerank.as_deref().map(str::trim) {
         None | Some("") => state.embeddings.reranker.by_default(),
         Some("on") => true,
@@ -66,16 +95,30 @@ fn rerank_choice(query: &RecallQuery, state: &AppState) -> Result<Option<f32>, S
     if !wanted {
         return Ok(None);
     }
-    match query.rerank_weight.as_deref().map(str::trim) {
-        None | Some("") => Ok(Some(rerank::DEFAULT_WEIGHT)),
-        Some("inf") => Ok(Some(f32::INFINITY)),
+    let weight = match query.rerank_weight.as_deref().map(str::trim) {
+        None | Some("") => rerank::DEFAULT_WEIGHT,
+        Some("inf") => f32::INFINITY,
         Some(raw) => match raw.parse::<f32>() {
-            Ok(weight) if weight > 0.0 => Ok(Some(weight)),
-            _ => Err(format!(
-                "rerank_weight must be a positive number or `inf`, not `{raw}`"
-            )),
+            Ok(weight) if weight > 0.0 => weight,
+            _ => {
+                return Err(format!(
+                    "rerank_weight must be a positive number or `inf`, not `{raw}`"
+                ));
+            }
         },
+    };
+    let defaults = rerank::Shape::default();
+    let depth = query.rerank_depth.unwrap_or(defaults.depth);
+    let chunks = query.rerank_chunks.unwrap_or(defaults.chunks);
+    if !(1..=100).contains(&depth) || !(1..=10).contains(&chunks) {
+        return Err(format!(
+            "rerank_depth must be 1 to 100 and rerank_chunks 1 to 10, not {depth} and {chunks}"
+        ));
     }
+    Ok(Some(Rerank {
+        weight,
+        shape: rerank::Shape { depth, chunks },
+    }))
 }
 
 /// Builds the engine's request from the query parameters, or says what is wrong.
@@ -122,14 +165,14 @@ pub async fn recall(
         return HttpResponse::ServiceUnavailable().json(json!({"error": {"type": "index_unavailable", "message": "the search index could not be opened; see the gateway log, then run `lore reindex`"}}));
     };
     let query = query.into_inner();
-    let rerank_weight = match rerank_choice(&query, state.get_ref()) {
+    let rerank_with = match rerank_choice(&query, state.get_ref()) {
         Ok(choice) => choice,
         Err(message) => {
             return HttpResponse::BadRequest()
                 .json(json!({"error": {"type": "invalid_request_error", "message": message}}));
         }
     };
-    let mut request = match build_request(
+    let request = match build_request(
         &query.q,
         query.scope.as_deref(),
         query.session.as_deref(),
@@ -143,14 +186,10 @@ pub async fn recall(
                 .json(json!({"error": {"type": "invalid_request_error", "message": message}}));
         }
     };
-    if request.mode != RecallMode::Bm25 {
-        request.query_vector = state.embeddings.query_vector(&request.query).await;
-    }
-    let vectors_used = request.query_vector.is_some();
     let markdown = query.format.as_deref() == Some("markdown");
     let text = request.query.clone();
-    match search_ranked(state.get_ref(), index, request, rerank_weight).await {
-        Ok((outcome, _)) if markdown => HttpResponse::Ok()
+    match search_ranked(state.get_ref(), index, request, rerank_with).await {
+        Ok(Ranked { outcome, .. }) if markdown => HttpResponse::Ok()
             .content_type("text/markdown; charset=utf-8")
             .body(format_results(
                 &text,
@@ -158,9 +197,13 @@ pub async fn recall(
                 now_ms(),
                 DEFAULT_CHAR_BUDGET,
             )),
-        Ok((outcome, reranked)) => HttpResponse::Ok().json(json!({
+        Ok(Ranked {
+            outcome,
+            reranked,
+            vectors,
+        }) => HttpResponse::Ok().json(json!({
             "results": outcome.hits.iter().map(hit_json).collect::<Vec<_>>(),
-            "vectors": vectors_used,
+            "vectors": vectors,
             "reranked": reranked,
             "reranker": state.embeddings.reranker.status(),
             "notes": outcome.notes,
@@ -176,6 +219,16 @@ pub(crate) async fn search_blocking(
     index: std::sync::Arc<lore_storage::SearchIndex>,
     request: RecallRequest,
 ) -> Result<lore_actors::recall::RecallOutcome, String> {
+    search_prefetched(state, index, request, None).await
+}
+
+/// [`search_blocking`] with the request's text searches already done (`text`).
+async fn search_prefetched(
+    state: &AppState,
+    index: std::sync::Arc<lore_storage::SearchIndex>,
+    request: RecallRequest,
+    text: Option<TextPrefetch>,
+) -> Result<lore_actors::recall::RecallOutcome, String> {
     let vectors = state.embeddings.vectors.clone();
     let store = state.store.clone();
     web::block(move || {
@@ -184,29 +237,86 @@ pub(crate) async fn search_blocking(
             vectors: Some(&vectors),
             store: Some(&store),
         };
-        search(&corpus, &request)
+        match &text {
+            Some(text) => run_recall(
+                &Prefetched {
+                    corpus: &corpus,
+                    text,
+                },
+                &request,
+            ),
+            None => search(&corpus, &request),
+        }
     })
     .await
     .map_err(|err| err.to_string())?
 }
 
-/// [`search_blocking`], then, with a reranker weight, the top [`rerank::DEPTH`] candidates
-/// rescored by the cross-encoder within [`DEFAULT_DEADLINE`]; the flag says whether that
-/// happened. Any reranker failure keeps the fused order (and is noted).
+/// Embeds the query of `request` (unless its mode is `bm25` or it has a vector) while its
+/// BM25 searches run on the blocking pool, then the rest of the recall; the flag says whether
+/// the query had a vector.
+async fn search_embedding(
+    state: &AppState,
+    index: std::sync::Arc<lore_storage::SearchIndex>,
+    mut request: RecallRequest,
+) -> Result<(RecallOutcome, bool), String> {
+    // Scope `session` searches no vectors: its query is not embedded either.
+    let no_vector = request.mode == RecallMode::Bm25 || request.scope == RecallScope::Session;
+    if no_vector || request.query_vector.is_some() {
+        let vectors = request.query_vector.is_some();
+        return Ok((search_blocking(state, index, request).await?, vectors));
+    }
+    let text = {
+        let (index, store, request) = (index.clone(), state.store.clone(), request.clone());
+        web::block(move || {
+            let corpus = Corpus {
+                index: &index,
+                vectors: None,
+                store: Some(&store),
+            };
+            prefetch_text(&corpus, &request)
+        })
+    };
+    let (vector, text) = tokio::join!(state.embeddings.query_vector(&request.query), text);
+    request.query_vector = vector;
+    let vectors = request.query_vector.is_some();
+    let outcome = search_prefetched(state, index, request, text.ok()).await?;
+    Ok((outcome, vectors))
+}
+
+/// What [`search_ranked`] found.
+pub(crate) struct Ranked {
+    /// The results.
+    pub outcome: RecallOutcome,
+    /// Whether the reranker reordered them.
+    pub reranked: bool,
+    /// Whether the query had a vector.
+    pub vectors: bool,
+}
+
+/// The query embedded while BM25 runs ([`search_embedding`]), then, with a [`Rerank`], its
+/// top candidates rescored by the cross-encoder within
+/// [`DEFAULT_DEADLINE`]; [`Ranked::reranked`] says whether that happened. Any reranker failure
+/// keeps the fused order (and is noted).
 pub(crate) async fn search_ranked(
     state: &AppState,
     index: std::sync::Arc<lore_storage::SearchIndex>,
     mut request: RecallRequest,
-    rerank_weight: Option<f32>,
-) -> Result<(RecallOutcome, bool), String> {
-    let Some(weight) = rerank_weight else {
-        return Ok((search_blocking(state, index, request).await?, false));
+    rerank_with: Option<Rerank>,
+) -> Result<Ranked, String> {
+    let Some(Rerank { weight, shape }) = rerank_with else {
+        let (outcome, vectors) = search_embedding(state, index, request).await?;
+        return Ok(Ranked {
+            outcome,
+            reranked: false,
+            vectors,
+        });
     };
     let limit = request.effective_limit();
-    request.limit = limit.max(rerank::DEPTH);
+    request.limit = limit.max(shape.depth);
     let query = request.query.clone();
-    let mut outcome = search_blocking(state, index, request).await?;
-    let pairs = rerank::pairs(&outcome, &query_terms(&query));
+    let (mut outcome, vectors) = search_embedding(state, index, request).await?;
+    let pairs = rerank::pairs(&outcome, &query_terms(&query), shape);
     let passages = pairs
         .iter()
         .filter_map(|pair| {
@@ -221,7 +331,7 @@ pub(crate) async fn search_ranked(
         .await
     {
         Ok(scores) => {
-            rerank::apply(&mut outcome, &pairs, &scores, weight);
+            rerank::apply(&mut outcome, &pairs, &scores, weight, shape.depth);
             true
         }
         Err(err) => {
@@ -230,7 +340,11 @@ pub(crate) async fn search_ranked(
         }
     };
     outcome.hits.truncate(limit);
-    Ok((outcome, reranked))
+    Ok(Ranked {
+        outcome,
+        reranked,
+        vectors,
+    })
 }
 
 /// Answers one call of the gateway's `recall` tool: Markdown for the model. Never fails: a
@@ -275,7 +389,7 @@ pub async fn answer_tool(
         }
         None => None,
     };
-    let mut request = match build_request(
+    let request = match build_request(
         &arguments.query,
         arguments.scope.as_deref(),
         session,
@@ -286,15 +400,16 @@ pub async fn answer_tool(
         Ok(request) => request,
         Err(message) => return format!("Recall could not run: {message}."),
     };
-    request.query_vector = state.embeddings.query_vector(&request.query).await;
     let text = request.query.clone();
     let rerank_weight = state
         .embeddings
         .reranker
         .by_default()
-        .then_some(rerank::DEFAULT_WEIGHT);
+        .then(Rerank::default_shape);
     match search_ranked(state.get_ref(), index, request, rerank_weight).await {
-        Ok((outcome, _)) => format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET),
+        Ok(Ranked { outcome, .. }) => {
+            format_results(&text, &outcome, now_ms(), DEFAULT_CHAR_BUDGET)
+        }
         Err(message) => format!("Recall failed: {message}"),
     }
 }

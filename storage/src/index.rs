@@ -6,7 +6,8 @@
 //! schema version is written beside the index; a different version, or an index that cannot be
 //! opened, makes [`SearchIndex::open`] start an empty index and report that it must be rebuilt
 //! from storage. Writes are batched by the caller; [`SearchIndex::commit`] makes them visible.
-//! [`SearchIndex::get`] finds one document by its exact id (the `id` field is a raw term).
+//! [`SearchIndex::get`] finds one document by its exact id (the `id` field is a raw term);
+//! [`SearchIndex::get_many`] finds several with one searcher and plain term lookups.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -14,7 +15,10 @@ use std::sync::Mutex;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::{Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TEXT, Value};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{
+    DocAddress, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TERMINATED, TantivyDocument,
+    Term,
+};
 
 use crate::error::{StorageError, StorageErrorKind};
 
@@ -71,7 +75,7 @@ pub struct IndexDoc {
 }
 
 /// Restricts a search.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchFilter {
     /// Only this session.
     pub session: Option<String>,
@@ -398,6 +402,52 @@ impl SearchIndex {
             .doc(address)
             .map_err(|err| index_error("cannot read a document", err))?;
         Ok(Some(self.hit_from(&doc, 0.0)))
+    }
+
+    /// [`SearchIndex::get`] of each of `ids`, in order, from one searcher: each id is looked up
+    /// in every segment's term dictionary (no query, no scoring), its first live document read.
+    pub fn get_many(&self, ids: &[&str]) -> Result<Vec<Option<SearchHit>>, StorageError> {
+        let searcher = self.reader.searcher();
+        let postings: Vec<_> = searcher
+            .segment_readers()
+            .iter()
+            .map(|segment| segment.inverted_index(self.fields.id))
+            .collect::<Result<_, _>>()
+            .map_err(|err| index_error("lookup failed", err))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let term = Term::from_field_text(self.fields.id, id);
+            let mut found = None;
+            for (ord, (segment, inverted)) in
+                searcher.segment_readers().iter().zip(&postings).enumerate()
+            {
+                let Some(mut docs) = inverted
+                    .read_postings(&term, IndexRecordOption::Basic)
+                    .map_err(|err| index_error("lookup failed", err))?
+                else {
+                    continue;
+                };
+                let mut doc = docs.doc();
+                while doc != TERMINATED && segment.is_deleted(doc) {
+                    doc = docs.advance();
+                }
+                if doc != TERMINATED {
+                    found = Some(DocAddress::new(ord as u32, doc));
+                    break;
+                }
+            }
+            let hit = match found {
+                Some(address) => {
+                    let doc: TantivyDocument = searcher
+                        .doc(address)
+                        .map_err(|err| index_error("cannot read a document", err))?;
+                    Some(self.hit_from(&doc, 0.0))
+                }
+                None => None,
+            };
+            out.push(hit);
+        }
+        Ok(out)
     }
 
     fn hit_from(&self, doc: &TantivyDocument, score: f32) -> SearchHit {

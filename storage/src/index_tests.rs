@@ -137,3 +137,49 @@ fn knowledge_documents_are_replaced_and_removed_by_id() {
     index.commit().unwrap();
     assert!(index.get("k:1").unwrap().is_none());
 }
+
+/// `get_many` answers as `get` does for each id, across segments, skipping replaced and
+/// removed documents.
+#[test]
+fn many_documents_are_found_by_id_at_once_as_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = SearchIndex::open(dir.path()).unwrap();
+    let entry = |id: &str, body: &str| IndexDoc {
+        kind: DocKind::Knowledge,
+        ..doc(id, "", body)
+    };
+    index
+        .add(&[doc("t:a:0", "a", "first words"), entry("k:1", "old entry")])
+        .unwrap();
+    index.commit().unwrap();
+    // A second segment: a new message, a replaced entry, a removed one.
+    index
+        .add(&[doc("t:a:1", "a", "second words"), entry("k:1", "new entry")])
+        .unwrap();
+    index.add(&[entry("k:2", "gone soon")]).unwrap();
+    index.commit().unwrap();
+    index.remove(&["k:2".to_string()]).unwrap();
+    index.commit().unwrap();
+    let ids = ["t:a:1", "k:1", "t:a", "k:2", "t:a:0", "", "t:a:1"];
+    let many = index.get_many(&ids).unwrap();
+    assert_eq!(many.len(), ids.len());
+    for (id, hit) in ids.iter().zip(&many) {
+        assert_eq!(hit, &index.get(id).unwrap(), "{id}");
+    }
+    let bodies: Vec<Option<&str>> = many
+        .iter()
+        .map(|hit| hit.as_ref().map(|hit| hit.body.as_str()))
+        .collect();
+    assert_eq!(
+        bodies,
+        [
+            Some("second words"),
+            Some("new entry"),
+            None,
+            None,
+            Some("first words"),
+            None,
+            Some("second words")
+        ]
+    );
+}

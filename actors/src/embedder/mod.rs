@@ -43,6 +43,11 @@ pub struct EmbedderConfig {
     /// Worker threads, each with its own session (`LORE_EMBED_POOL_SIZE`, default cores − 1
     /// within the available memory, at least 1; see [`default_pool_size`]).
     pub pool_size: usize,
+    /// Intra-op threads of the query worker, a session of its own at normal priority that
+    /// embeds only recall queries, so a query never waits behind a document batch or on a
+    /// background-priority thread (`LORE_EMBED_QUERY_THREADS`, default 1); 0: no query worker,
+    /// queries go to the pool.
+    pub query_threads: usize,
     /// Most passages embedded per document (`LORE_EMBED_MAX_PASSAGES`, default and at most
     /// [`model::MAX_PASSAGES`]); 1 embeds only a document's first 512 tokens, for measuring
     /// what passages bring.
@@ -67,6 +72,12 @@ impl EmbedderConfig {
             .and_then(|value| value.trim().parse::<usize>().ok())
             .filter(|&size| size > 0)
             .unwrap_or_else(default_pool_size);
+        let query_threads = std::env::var("LORE_EMBED_QUERY_THREADS")
+            .ok()
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .map_or(DEFAULT_QUERY_THREADS, |threads| {
+                threads.min(MAX_QUERY_THREADS)
+            });
         let max_passages = std::env::var("LORE_EMBED_MAX_PASSAGES")
             .ok()
             .and_then(|value| value.trim().parse::<usize>().ok())
@@ -76,6 +87,7 @@ impl EmbedderConfig {
             models_dir,
             runtime,
             pool_size,
+            query_threads,
             max_passages,
         }
     }
@@ -87,6 +99,7 @@ impl EmbedderConfig {
             runtime: models_dir.join(RUNTIME_DIR).join(RUNTIME_FILE),
             models_dir,
             pool_size: default_pool_size(),
+            query_threads: DEFAULT_QUERY_THREADS,
             max_passages: model::MAX_PASSAGES,
         }
     }
@@ -106,6 +119,11 @@ impl EmbedderConfig {
         self.model_dir().join("tokenizer.json")
     }
 }
+
+/// Intra-op threads of the query worker by default.
+pub const DEFAULT_QUERY_THREADS: usize = 1;
+/// Most intra-op threads of the query worker.
+pub const MAX_QUERY_THREADS: usize = 8;
 
 /// Memory one worker may need: the model (about 110 MB resident) and one token-bounded batch.
 pub const WORKER_MEMORY_BYTES: u64 = 256 * 1024 * 1024;

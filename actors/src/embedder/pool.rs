@@ -1,5 +1,7 @@
 //! [`Embedder`]: a `SyncArbiter` of workers, each owning its own [`EmbeddingModel`] (one intra-op
-//! thread per session, `pool_size` threads in all), and the [`EmbedderHandle`] callers use.
+//! thread per session, `pool_size` threads in all, at background priority), a query worker
+//! (its own session at normal priority: recall's query waits for it, so it must not wait behind
+//! document batches or for a lowered thread), and the [`EmbedderHandle`] callers use.
 //!
 //! The model is loaded once up front, on the calling thread, to decide the status. If that
 //! fails the embedder is [`EmbedderStatus::Unavailable`]: one warning is logged, no worker is
@@ -85,6 +87,7 @@ impl Embedder {
             }
         };
         let threads = config.pool_size.max(1);
+        let query_config = config.clone();
         let probe = Arc::new(Mutex::new(Some(probe)));
         let workers = SyncArbiter::start_with_thread_builder(
             threads,
@@ -98,7 +101,17 @@ impl Embedder {
                 }
             },
         );
-        info!(model = MODEL_NAME, threads, "embedder ready");
+        let query_threads = query_config.query_threads;
+        let queries = (query_threads > 0).then(|| {
+            SyncArbiter::start_with_thread_builder(
+                1,
+                || std::thread::Builder::new().name("lore-embed-query".into()),
+                move || EmbedWorker {
+                    model: EmbeddingModel::load_with_threads(&query_config, query_threads),
+                },
+            )
+        });
+        info!(model = MODEL_NAME, threads, query_threads, "embedder ready");
         EmbedderHandle {
             status: EmbedderStatus::Ready {
                 model: MODEL_NAME.to_string(),
@@ -106,6 +119,7 @@ impl Embedder {
                 threads,
             },
             workers: Some(workers),
+            queries,
         }
     }
 }
@@ -115,6 +129,8 @@ impl Embedder {
 pub struct EmbedderHandle {
     status: EmbedderStatus,
     workers: Option<Addr<EmbedWorker>>,
+    /// The query worker, when there is one.
+    queries: Option<Addr<EmbedWorker>>,
 }
 
 impl std::fmt::Debug for EmbedderHandle {
@@ -134,6 +150,7 @@ impl EmbedderHandle {
                 fix: fix.into(),
             },
             workers: None,
+            queries: None,
         }
     }
 
@@ -169,17 +186,21 @@ impl EmbedderHandle {
         })
     }
 
-    /// One unit vector per text, in order.
+    /// One unit vector per text, in order. Queries go to the query worker when there is one.
     pub async fn embed(
         &self,
         texts: Vec<String>,
         purpose: Purpose,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let workers = self.workers()?;
+        let pool = self.workers()?;
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        workers.send(Embed { texts, purpose }).await?
+        let worker = match (&self.queries, purpose) {
+            (Some(queries), Purpose::Query) => queries,
+            _ => pool,
+        };
+        worker.send(Embed { texts, purpose }).await?
     }
 }
 

@@ -86,41 +86,46 @@ impl Gathering<'_> {
                 return;
             }
         };
+        // The documents of every hit the text lists did not bring, read at once.
+        let mut missing: Vec<&str> = Vec::new();
+        for (_, nearest) in &per_kind {
+            for (id, _) in nearest {
+                if !self.out.pool.contains_key(id) && !missing.contains(&id.as_str()) {
+                    missing.push(id);
+                }
+            }
+        }
+        let mut unreadable = HashMap::new();
+        for (id, found) in missing.iter().zip(self.corpus.documents(&missing)) {
+            match found {
+                Ok(Some(hit)) => {
+                    self.out.pool.insert((*id).to_string(), hit);
+                }
+                Ok(None) => {
+                    unreadable.insert(*id, format!("vector hit {id} has no document"));
+                }
+                Err(err) => {
+                    unreadable.insert(*id, format!("cannot read {id}: {err}"));
+                }
+            }
+        }
         for &kind in kinds {
             let nearest = per_kind
                 .iter()
                 .find(|(found, _)| *found == kind)
-                .map(|(_, nearest)| nearest.clone())
+                .map(|(_, nearest)| nearest.as_slice())
                 .unwrap_or_default();
-            self.vector_list(nearest, kind, weight);
-        }
-    }
-
-    fn vector_list(&mut self, nearest: Vec<(String, f32)>, kind: DocKind, weight: f32) {
-        let mut ids = Vec::with_capacity(nearest.len());
-        for (id, _) in nearest {
-            if !self.out.pool.contains_key(&id) {
-                match self.corpus.document(&id) {
-                    Ok(Some(hit)) => {
-                        self.out.pool.insert(id.clone(), hit);
-                    }
-                    Ok(None) => {
-                        self.out
-                            .notes
-                            .push(format!("vector hit {id} has no document"));
-                        continue;
-                    }
-                    Err(err) => {
-                        self.out.notes.push(format!("cannot read {id}: {err}"));
-                        continue;
-                    }
+            let mut ids = Vec::with_capacity(nearest.len());
+            for (id, _) in nearest {
+                match unreadable.get(id.as_str()) {
+                    Some(note) => self.out.notes.push(note.clone()),
+                    None => ids.push(id.clone()),
                 }
             }
-            ids.push(id);
+            let mut list = RankedList::new(ListOrigin::Vector, Some(kind), ids);
+            list.weight = weight;
+            self.out.lists.push(list);
         }
-        let mut list = RankedList::new(ListOrigin::Vector, Some(kind), ids);
-        list.weight = weight;
-        self.out.lists.push(list);
     }
 }
 

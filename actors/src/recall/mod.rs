@@ -9,11 +9,13 @@
 //! - [`snippet`]: cutting text at sentence boundaries, ages and dates.
 //! - [`focus`]: the window of a result that best matches the query, and the excerpt around it.
 //! - [`rerank`]: the passages a cross-encoder reads for the top candidates, and the new order.
+//! - [`prefetch`]: the text searches of a recall run ahead, while the query is embedded.
 
 pub mod focus;
 pub mod format;
 pub mod fusion;
 pub mod gather;
+pub mod prefetch;
 pub mod rerank;
 pub mod snippet;
 pub mod terms;
@@ -63,6 +65,11 @@ pub trait RecallCorpus {
     ) -> Result<Vec<(String, f32)>, String>;
     /// One document by id with its full body (vector-only hits, `id` lookups).
     fn document(&self, id: &str) -> Result<Option<SearchHit>, String>;
+    /// [`RecallCorpus::document`] of each of `ids`, in order (the vector hits of one recall). A
+    /// corpus that can read several at once overrides this; the default reads one by one.
+    fn documents(&self, ids: &[&str]) -> Vec<Result<Option<SearchHit>, String>> {
+        ids.iter().map(|id| self.document(id)).collect()
+    }
     /// [`RecallCorpus::vector_search`] for each of `kinds` (the filter's own kind is ignored):
     /// per kind, the nearest documents, best first. A corpus that can answer every kind in one
     /// scan overrides this; the default asks once per kind.

@@ -6,7 +6,8 @@
 //! [`CHUNK_CHARS`] characters on line boundaries, and at most [`CHUNKS_PER_DOCUMENT`] of them are
 //! read: the one holding the document's focus (its best lexical window), the best other chunks
 //! by the same lexical score, and the first. A document scores its best chunk, and that chunk
-//! becomes its focus, so the snippet shows what the reranker read.
+//! becomes its focus (unless it holds the lexical focus, which is narrower), so the snippet
+//! shows what the reranker read.
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -15,12 +16,32 @@ use super::focus::windows;
 use super::terms::words;
 use super::{FusedHit, RecallOutcome, RecallSource};
 
-/// Candidates reranked: the top of the fused order.
-pub const DEPTH: usize = 20;
+/// Candidates reranked by default: the top of the fused order (10 keeps the held-out quality
+/// of 20 at half the pairs; `docs/benchmarks.md`).
+pub const DEPTH: usize = 10;
 /// Characters of one chunk of a long document (about 150 tokens: the pair stays short).
 pub const CHUNK_CHARS: usize = 600;
-/// Most chunks of one document read by the reranker.
-pub const CHUNKS_PER_DOCUMENT: usize = 3;
+/// Most chunks of one document read by the reranker by default: the focus chunk only (three
+/// tripled the pairs of long documents without a better held-out order).
+pub const CHUNKS_PER_DOCUMENT: usize = 1;
+
+/// How much the reranker reads: the top `depth` candidates, at most `chunks` chunks of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Candidates reranked.
+    pub depth: usize,
+    /// Most chunks of one long document.
+    pub chunks: usize,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Self {
+            depth: DEPTH,
+            chunks: CHUNKS_PER_DOCUMENT,
+        }
+    }
+}
 /// The reranker's weight against the fused order when the request does not say (infinite: the
 /// reranker's order alone).
 pub const DEFAULT_WEIGHT: f32 = f32::INFINITY;
@@ -71,10 +92,12 @@ fn lexical(body: &str, range: &Range<usize>, terms: &[String]) -> usize {
     terms.iter().filter(|term| present.contains(*term)).count()
 }
 
-/// The passages to score for the first [`DEPTH`] candidates of `outcome`.
-pub fn pairs(outcome: &RecallOutcome, terms: &[String]) -> Vec<Pair> {
+/// The passages to score for the first `shape.depth` candidates of `outcome`, at most
+/// `shape.chunks` (at least one) of each.
+pub fn pairs(outcome: &RecallOutcome, terms: &[String], shape: Shape) -> Vec<Pair> {
+    let most = shape.chunks.max(1);
     let mut out = Vec::new();
-    for (index, fused) in outcome.hits.iter().enumerate().take(DEPTH) {
+    for (index, fused) in outcome.hits.iter().enumerate().take(shape.depth) {
         let body = &fused.hit.body;
         if body.chars().count() <= CHUNK_CHARS {
             out.push(Pair {
@@ -95,13 +118,13 @@ pub fn pairs(outcome: &RecallOutcome, terms: &[String]) -> Vec<Pair> {
             .filter(|&(_, count)| count > 0)
             .collect();
         ranked.sort_by_key(|&(at, count)| (std::cmp::Reverse(count), at));
-        let mut chosen: Vec<usize> = Vec::with_capacity(CHUNKS_PER_DOCUMENT);
+        let mut chosen: Vec<usize> = Vec::with_capacity(most);
         for at in focus_chunk
             .into_iter()
             .chain(ranked.into_iter().map(|(at, _)| at))
             .chain([0])
         {
-            if !chosen.contains(&at) && chosen.len() < CHUNKS_PER_DOCUMENT {
+            if !chosen.contains(&at) && chosen.len() < most {
                 chosen.push(at);
             }
         }
@@ -118,12 +141,18 @@ pub fn pairs(outcome: &RecallOutcome, terms: &[String]) -> Vec<Pair> {
 }
 
 /// Reorders `outcome` by the reranker's `scores` (one per pair, same order): each candidate
-/// scores its best passage, which becomes its focus; the reranked top [`DEPTH`] is fused with
+/// scores its best passage, which becomes its focus; the reranked top `depth` is fused with
 /// the original order by rank (`weight` for the reranker, 1 for the fused order, k =
 /// [`BLEND_K`]; an infinite weight is the reranker's order alone), the rest keeps its place.
 /// Scores are set so that they fall with the new order, for the tiers of the answer.
-pub fn apply(outcome: &mut RecallOutcome, pairs: &[Pair], scores: &[f32], weight: f32) {
-    let depth = outcome.hits.len().min(DEPTH);
+pub fn apply(
+    outcome: &mut RecallOutcome,
+    pairs: &[Pair],
+    scores: &[f32],
+    weight: f32,
+    depth: usize,
+) {
+    let depth = outcome.hits.len().min(depth);
     let mut best: Vec<Option<(f32, Range<usize>)>> = vec![None; depth];
     for (pair, &score) in pairs.iter().zip(scores) {
         if pair.hit >= depth || !score.is_finite() {
@@ -160,8 +189,15 @@ pub fn apply(outcome: &mut RecallOutcome, pairs: &[Pair], scores: &[f32], weight
     let mut reordered = Vec::with_capacity(depth);
     for (rank, (index, _)) in blended.into_iter().enumerate() {
         if let Some(mut fused) = taken.get_mut(index).and_then(Option::take) {
+            // The chunk read becomes the focus unless it holds the (narrower) lexical focus.
             if let Some((_, range)) = best[index].take() {
-                fused.focus = Some(range);
+                let holds = fused
+                    .focus
+                    .as_ref()
+                    .is_some_and(|focus| range.start <= focus.start && focus.end <= range.end);
+                if !holds {
+                    fused.focus = Some(range);
+                }
             }
             // Falling scores in the new order, on the scale of the fused ones.
             fused.score = top * (1.0 - rank as f32 / (2.0 * depth as f32));
@@ -217,7 +253,11 @@ mod tests {
         };
         let terms = query_terms("pool exhausted connections");
         outcome.hits[1].focus = super::super::focus::best_window(&log, &terms, None);
-        let pairs = pairs(&outcome, &terms);
+        let three = Shape {
+            depth: 20,
+            chunks: 3,
+        };
+        let pairs = pairs(&outcome, &terms, three);
         assert_eq!(
             pairs[0],
             Pair {
@@ -237,6 +277,16 @@ mod tests {
             long.iter()
                 .all(|pair| log[pair.range.clone()].chars().count() <= CHUNK_CHARS)
         );
+        // One chunk a candidate, depth 1: only the first candidate, and of a long one its focus.
+        let shape = Shape {
+            depth: 1,
+            chunks: 1,
+        };
+        assert_eq!(super::pairs(&outcome, &terms, shape), [pairs[0].clone()]);
+        outcome.hits.swap(0, 1);
+        let focus_only = super::pairs(&outcome, &terms, shape);
+        assert_eq!(focus_only.len(), 1);
+        assert!(log[focus_only[0].range.clone()].contains("pool exhausted"));
     }
 
     #[test]
@@ -267,11 +317,39 @@ mod tests {
                 range: 0..5,
             },
         ];
-        apply(&mut outcome, &pairs, &[-3.0, 1.0, 6.0, 2.0], f32::INFINITY);
+        apply(
+            &mut outcome,
+            &pairs,
+            &[-3.0, 1.0, 6.0, 2.0],
+            f32::INFINITY,
+            DEPTH,
+        );
         let ids: Vec<&str> = outcome.hits.iter().map(|h| h.hit.id.as_str()).collect();
         assert_eq!(ids, ["b", "c", "a"]);
         assert_eq!(outcome.hits[0].focus, Some(2..4));
         assert!(outcome.hits.windows(2).all(|w| w[0].score > w[1].score));
+        // A chunk holding the lexical focus keeps that narrower focus; one that does not
+        // replaces it.
+        let mut narrow = RecallOutcome {
+            hits: vec![hit("a", "alpha beta", 0.9), hit("b", "gamma delta", 0.8)],
+            ..RecallOutcome::default()
+        };
+        narrow.hits[0].focus = Some(6..10);
+        narrow.hits[1].focus = Some(0..5);
+        let pairs = [
+            Pair {
+                hit: 0,
+                range: 0..10,
+            },
+            Pair {
+                hit: 1,
+                range: 6..11,
+            },
+        ];
+        apply(&mut narrow, &pairs, &[1.0, 2.0], f32::INFINITY, DEPTH);
+        assert_eq!(narrow.hits[0].hit.id, "b");
+        assert_eq!(narrow.hits[0].focus, Some(6..11));
+        assert_eq!(narrow.hits[1].focus, Some(6..10));
     }
 
     #[test]
@@ -289,7 +367,7 @@ mod tests {
             })
             .collect();
         // The reranker puts h1 first and h0 second.
-        apply(&mut outcome, &pairs, &[4.0, 5.0, 3.0, 2.0, 1.0], 1.0);
+        apply(&mut outcome, &pairs, &[4.0, 5.0, 3.0, 2.0, 1.0], 1.0, DEPTH);
         assert_eq!(
             outcome.hits[0].hit.id, "h0",
             "a tie goes to the fused order"
@@ -301,7 +379,7 @@ mod tests {
                 .collect(),
             ..RecallOutcome::default()
         };
-        apply(&mut again, &pairs, &[4.0, 5.0, 3.0, 2.0, 1.0], 2.0);
+        apply(&mut again, &pairs, &[4.0, 5.0, 3.0, 2.0, 1.0], 2.0, DEPTH);
         assert_eq!(again.hits[0].hit.id, "h1");
     }
 }

@@ -2,12 +2,20 @@
 //! the filter fields beside it, scanned brute force to pick the candidates of a search.
 //!
 //! A row costs `dim` bytes plus about 40 bytes of bookkeeping; the scan is a plain loop of
-//! integer dot products that the compiler vectorises.
+//! integer dot products that the compiler vectorises. A scan by kind of many rows is split in
+//! two halves scanned on two threads (the best of each half merged: the same answer).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
+use std::ops::Range;
 use std::sync::Arc;
 
+/// Rows from which a scan by kind is split over two threads (a thread costs tens of µs; 32k
+/// rows of 384 values take about 1.5 ms).
+const PARALLEL_ROWS: usize = 32_768;
+
+/// The best rows of each kind seen by a scan, by kind code in the order first seen.
+type KindHeaps = Vec<(u8, BinaryHeap<Reverse<Scored>>)>;
 /// Which rows a scan may return: kind code, interned session and project.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct RowFilter {
@@ -177,9 +185,43 @@ impl Matrix {
         let mut codes = vec![0i8; self.dim];
         quantize(query, &mut codes);
         let codes: Vec<i16> = codes.into_iter().map(i16::from).collect();
-        let mut best: Vec<(u8, BinaryHeap<Reverse<Scored>>)> = Vec::new();
+        let rows = self.len();
+        let best = if rows >= PARALLEL_ROWS && two_cores() {
+            let middle = rows / 2;
+            let (first, second) = std::thread::scope(|scope| {
+                let second = scope.spawn(|| self.scan_by_kind(&codes, filter, k, middle..rows));
+                let first = self.scan_by_kind(&codes, filter, k, 0..middle);
+                // A panic of the other half (none is expected) costs only its rows.
+                (first, second.join().unwrap_or_default())
+            });
+            merge(first, second, k)
+        } else {
+            self.scan_by_kind(&codes, filter, k, 0..rows)
+        };
+        best.into_iter()
+            .map(|(kind, heap)| {
+                let mut ranked: Vec<Scored> = heap.into_iter().map(|Reverse(s)| s).collect();
+                ranked.sort_by(|a, b| b.cmp(a));
+                let ids = ranked
+                    .into_iter()
+                    .map(|Scored(_, slot)| self.ids[slot].clone());
+                (kind, ids.collect())
+            })
+            .collect()
+    }
+
+    /// The `k` best rows of each kind among `slots`, by kind code in the order first seen.
+    fn scan_by_kind(
+        &self,
+        codes: &[i16],
+        filter: RowFilter,
+        k: usize,
+        slots: Range<usize>,
+    ) -> KindHeaps {
+        let mut best: KindHeaps = Vec::new();
         let plain = filter.session.is_none() && filter.project.is_none();
-        for (slot, row) in self.codes.chunks_exact(self.dim).enumerate() {
+        let rows = self.codes[slots.start * self.dim..slots.end * self.dim].chunks_exact(self.dim);
+        for (slot, row) in slots.zip(rows) {
             if !plain && !self.passes(slot, filter) {
                 continue;
             }
@@ -191,25 +233,10 @@ impl Matrix {
                     best.len() - 1
                 }
             };
-            let heap = &mut best[position].1;
-            let score = dot_i8(&codes, row) as f32 * self.scales[slot];
-            if heap.len() < k {
-                heap.push(Reverse(Scored(score, slot)));
-            } else if heap.peek().is_some_and(|worst| score > worst.0.0) {
-                heap.pop();
-                heap.push(Reverse(Scored(score, slot)));
-            }
+            let score = dot_i8(codes, row) as f32 * self.scales[slot];
+            keep_best(&mut best[position].1, Scored(score, slot), k);
         }
-        best.into_iter()
-            .map(|(kind, heap)| {
-                let mut ranked: Vec<Scored> = heap.into_iter().map(|Reverse(s)| s).collect();
-                ranked.sort_by(|a, b| b.cmp(a));
-                let ids = ranked
-                    .into_iter()
-                    .map(|Scored(_, slot)| self.ids[slot].clone());
-                (kind, ids.collect())
-            })
-            .collect()
+        best
     }
 
     fn passes(&self, slot: usize, filter: RowFilter) -> bool {
@@ -226,6 +253,41 @@ impl Matrix {
             + (self.sessions.capacity() + self.projects.capacity()) * 4
             + self.ids.iter().map(|id| id.len() + 16 + 48).sum::<usize>()
     }
+}
+
+/// Whether a big scan is split: this process may run on two cores or more and
+/// `LORE_VECTOR_SCAN_THREADS` is not 1 (asked once).
+fn two_cores() -> bool {
+    static TWO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TWO.get_or_init(|| {
+        let one = std::env::var("LORE_VECTOR_SCAN_THREADS").is_ok_and(|v| v.trim() == "1");
+        !one && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    })
+}
+
+/// Pushes `scored` into a heap of the `k` best, dropping the worst beyond `k`.
+fn keep_best(heap: &mut BinaryHeap<Reverse<Scored>>, scored: Scored, k: usize) {
+    if heap.len() < k {
+        heap.push(Reverse(scored));
+    } else if heap.peek().is_some_and(|worst| scored > worst.0) {
+        heap.pop();
+        heap.push(Reverse(scored));
+    }
+}
+
+/// The `k` best of each kind of two scans, kinds in the order `first` then `second` saw them.
+fn merge(mut first: KindHeaps, second: KindHeaps, k: usize) -> KindHeaps {
+    for (kind, heap) in second {
+        match first.iter_mut().find(|(code, _)| *code == kind) {
+            Some((_, into)) => {
+                for Reverse(scored) in heap {
+                    keep_best(into, scored, k);
+                }
+            }
+            None => first.push((kind, heap)),
+        }
+    }
+    first
 }
 
 /// A score and a slot, ordered by score (total order), then slot.
@@ -306,6 +368,50 @@ mod tests {
         assert_eq!(top.first().map(|id| &**id), Some("b"));
         let all = matrix.candidates(&[1.0, 0.0], RowFilter::default(), 5);
         assert_eq!(all.iter().map(|id| &**id).collect::<Vec<_>>(), ["c", "b"]);
+    }
+
+    /// A scan big enough to be split over two threads answers as one pass over all rows.
+    #[test]
+    fn a_split_scan_by_kind_finds_what_one_pass_finds() {
+        let dim = 8;
+        let mut matrix = Matrix::new(dim);
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 2001) as f32 / 1000.0 - 1.0
+        };
+        let rows = PARALLEL_ROWS + 5_001;
+        for row in 0..rows {
+            let vector: Vec<f32> = (0..dim).map(|_| next()).collect();
+            // Kinds first seen in the second half too (kind 3 only there).
+            let kind = if row > rows / 2 && row % 7 == 0 {
+                3
+            } else {
+                (row % 3) as u8
+            };
+            matrix.upsert(&format!("r{row}"), kind, "s", "p", &vector);
+        }
+        let query: Vec<f32> = (0..dim).map(|_| next()).collect();
+        let split = matrix.candidates_by_kind(&query, RowFilter::default(), 40);
+        let mut codes = vec![0i8; dim];
+        quantize(&query, &mut codes);
+        let codes: Vec<i16> = codes.into_iter().map(i16::from).collect();
+        let whole = matrix.scan_by_kind(&codes, RowFilter::default(), 40, 0..rows);
+        let whole: Vec<(u8, Vec<Arc<str>>)> = whole
+            .into_iter()
+            .map(|(kind, heap)| {
+                let mut ranked: Vec<Scored> = heap.into_iter().map(|Reverse(s)| s).collect();
+                ranked.sort_by(|a, b| b.cmp(a));
+                let ids = ranked
+                    .into_iter()
+                    .map(|Scored(_, slot)| matrix.ids[slot].clone());
+                (kind, ids.collect())
+            })
+            .collect();
+        assert_eq!(split.len(), 4);
+        assert_eq!(split, whole);
     }
 
     #[test]

@@ -122,18 +122,27 @@ impl Gateway {
 
     /// The same, with each result's snippet. `mode` is a recall mode (`bm25`, `vector`,
     /// `hybrid`), optionally with `+rerank` (the reranker on) or `+rerank@W` (on, with weight
-    /// `W` against the fused order, a number or `inf`); without it the reranker is off.
+    /// `W` against the fused order, a number or `inf`), then optionally `:DxC` (the top `D`
+    /// candidates, at most `C` chunks each); without it the reranker is off.
     pub fn recall_hits(&self, query: &str, mode: &str, limit: usize) -> anyhow::Result<Answer> {
-        let (mode, rerank, weight) = match mode.split_once("+rerank") {
-            Some((mode, rest)) => (mode, "on", rest.strip_prefix('@')),
-            None => (mode, "off", None),
+        let (mode, rerank, rest) = match mode.split_once("+rerank") {
+            Some((mode, rest)) => (mode, "on", rest),
+            None => (mode, "off", ""),
         };
+        let (rest, shape) = match rest.split_once(':') {
+            Some((rest, shape)) => (rest, shape.split_once('x')),
+            None => (rest, None),
+        };
+        let weight = rest.strip_prefix('@');
         let mut path = format!(
             "/api/v1/recall?q={}&limit={limit}&scope=all&mode={mode}&rerank={rerank}",
             encode(query)
         );
         if let Some(weight) = weight {
             path.push_str(&format!("&rerank_weight={weight}"));
+        }
+        if let Some((depth, chunks)) = shape {
+            path.push_str(&format!("&rerank_depth={depth}&rerank_chunks={chunks}"));
         }
         let response = http_client::request(&self.base(), "GET", &path, &[], b"")?;
         if response.status != 200 {

@@ -20,14 +20,21 @@ use lore_test_support::retrieval::RetrievalSet;
 
 const USAGE: &str = "usage:
   lore-recall-eval quality [--lore PATH] [--modes bm25,vector,hybrid,hybrid+rerank] [--halves tuning,held-out] [--report FILE] [--keep]
-  lore-recall-eval latency [--lore PATH] [--messages 10000,100000] [--queries 500] [--modes …] [--keep]
+  lore-recall-eval latency [--lore PATH] [--compare PATH,…] [--rounds N] [--messages 10000,100000] [--queries 500] [--modes …] [--data-dir DIR] [--keep]
   lore-recall-eval dump-set FILE
 options:
   --lore PATH       the lore binary (default target/release/lore)
   --work-dir DIR    where the scratch data directories go (default the system temp dir)
   --keep            keep the scratch data directories
   --halves LIST     the halves of the labelled set `quality` asks (default both; both are loaded)
-modes: bm25, vector or hybrid; `+rerank` asks for the cross-encoder reranker (off otherwise)";
+  --compare LIST    latency: more lore binaries timed on the same data directory, back to back
+                    with --lore (each round starts each binary in turn; sled allows one at a time)
+  --rounds N        latency: rounds of the binaries (default 1)
+  --data-dir DIR    latency, one size only: build the data directory there, or reuse it if an
+                    earlier run left it complete (never deleted; a 100k reindex takes ~25 min)
+modes: bm25, vector or hybrid; `+rerank` asks for the cross-encoder reranker (off otherwise),
+  `+rerank@W` with weight W against the fused order, `+rerank:DxC` (or `@W:DxC`) reading the
+  top D candidates, at most C chunks each";
 
 /// Options shared by the subcommands.
 pub struct Options {
@@ -47,6 +54,12 @@ pub struct Options {
     pub work_dir: PathBuf,
     /// Keep the scratch directories.
     pub keep: bool,
+    /// More `lore` binaries the latency run times on the same data, after `lore`.
+    pub compare: Vec<PathBuf>,
+    /// Rounds of the binaries in the latency run.
+    pub rounds: usize,
+    /// The latency run's data directory (one size), reused when complete.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Options {
@@ -103,6 +116,9 @@ fn main() -> anyhow::Result<()> {
         report: None,
         work_dir: std::env::temp_dir(),
         keep: false,
+        compare: Vec::new(),
+        rounds: 1,
+        data_dir: None,
     };
     let mut positional = Vec::new();
     while let Some(arg) = args.next() {
@@ -116,6 +132,11 @@ fn main() -> anyhow::Result<()> {
             "--report" => options.report = Some(PathBuf::from(value()?)),
             "--work-dir" => options.work_dir = PathBuf::from(value()?),
             "--keep" => options.keep = true,
+            "--compare" => {
+                options.compare = value()?.split(',').map(PathBuf::from).collect();
+            }
+            "--rounds" => options.rounds = value()?.parse().context("--rounds")?,
+            "--data-dir" => options.data_dir = Some(PathBuf::from(value()?)),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Ok(());
@@ -126,11 +147,13 @@ fn main() -> anyhow::Result<()> {
     }
     match command.as_str() {
         "quality" | "latency" => {
-            if !options.lore.is_file() {
-                bail!(
-                    "{} does not exist; build it with `cargo build --release -p lore` or pass --lore PATH",
-                    options.lore.display()
-                );
+            for lore in std::iter::once(&options.lore).chain(&options.compare) {
+                if !lore.is_file() {
+                    bail!(
+                        "{} does not exist; build it with `cargo build --release -p lore` or pass --lore PATH",
+                        lore.display()
+                    );
+                }
             }
             if command == "quality" {
                 quality::run(&options)
