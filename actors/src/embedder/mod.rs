@@ -45,7 +45,8 @@ pub struct EmbedderConfig {
     pub pool_size: usize,
     /// Intra-op threads of the query worker, a session of its own at normal priority that
     /// embeds only recall queries, so a query never waits behind a document batch or on a
-    /// background-priority thread (`LORE_EMBED_QUERY_THREADS`, default 1); 0: no query worker,
+    /// background-priority thread (`LORE_EMBED_QUERY_THREADS`, default 0: off, as its model adds
+    /// about 68 MB of resident memory); 0: no query worker,
     /// queries go to the pool.
     pub query_threads: usize,
     /// Most passages embedded per document (`LORE_EMBED_MAX_PASSAGES`, default and at most
@@ -121,7 +122,7 @@ impl EmbedderConfig {
 }
 
 /// Intra-op threads of the query worker by default.
-pub const DEFAULT_QUERY_THREADS: usize = 1;
+pub const DEFAULT_QUERY_THREADS: usize = 0;
 /// Most intra-op threads of the query worker.
 pub const MAX_QUERY_THREADS: usize = 8;
 
