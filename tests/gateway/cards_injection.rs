@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use lore_test_support::FakeUpstream;
+use lore_test_support::cache_oracle::strip_cache_control;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -35,17 +36,6 @@ fn start_with_cards(upstream: &FakeUpstream) -> (Gateway, tempfile::TempDir) {
         (gateway.get("/health").json()["cards"]["loaded"] == 3).then_some(())
     });
     (gateway, vault)
-}
-
-fn strip_cache_control(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("cache_control");
-            map.values_mut().for_each(strip_cache_control);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
-        _ => {}
-    }
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use lore_test_support::cache_oracle::strip_cache_control;
 use lore_test_support::{FakeUpstream, Script};
 use serde_json::{Value, json};
 
@@ -90,17 +91,6 @@ impl Client<'_> {
         self.upstream
             .push(Script::Text("Done; the exporter tests pass.".into()));
         self.send();
-    }
-}
-
-fn strip_cache_control(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("cache_control");
-            map.values_mut().for_each(strip_cache_control);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
-        _ => {}
     }
 }
 

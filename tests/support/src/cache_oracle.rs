@@ -89,8 +89,9 @@ fn tokens_of(s: &str) -> u64 {
     (s.chars().count() as u64).div_ceil(CHARS_PER_TOKEN)
 }
 
-/// Removes every `cache_control` key, recursively.
-fn strip_cache_control(v: &mut Value) {
+/// Removes every `cache_control` key, recursively (what the oracle ignores when it compares
+/// prompts; tests and benchmarks compare request bytes the same way).
+pub fn strip_cache_control(v: &mut Value) {
     match v {
         Value::Object(map) => {
             map.remove("cache_control");

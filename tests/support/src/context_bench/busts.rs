@@ -26,6 +26,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use crate::client::Played;
+use lore_test_support::cache_oracle::strip_cache_control;
 use lore_test_support::{CacheObservation, CacheOracle, FakeUpstream};
 
 /// The start of the user half of Lore's distilled prefix.
@@ -157,17 +158,6 @@ pub struct Sent {
     received_at: SystemTime,
     /// The layer the gateway reported for it, when it did.
     pub layer: Option<u8>,
-}
-
-fn strip_cache_control(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("cache_control");
-            map.values_mut().for_each(strip_cache_control);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
-        _ => {}
-    }
 }
 
 fn canonical(value: &Value) -> String {
