@@ -32,6 +32,9 @@ pub const SPACE_NEEDED: usize = 4 * 1024 * 1024;
 const FLUSH_DEADLINE: Duration = Duration::from_secs(3);
 /// Longest wait for the old database to let go of its file lock when reopening.
 const REOPEN_WAIT: Duration = Duration::from_secs(10);
+/// Longest [`DbHandle::open`] waits for the file lock: sled's flusher thread lets go of it a
+/// moment after the last handle of a database in this process dropped (sled issue 1289).
+const OPEN_LOCK_WAIT: Duration = Duration::from_secs(2);
 /// Longest an operation waits for a compaction to swap the database back in before it fails.
 const COMPACTION_WAIT: Duration = Duration::from_secs(5);
 
@@ -93,7 +96,16 @@ impl DbHandle {
                 format!("cannot create the data directory {}: {err}", dir.display()),
             )
         })?;
-        let trees = open_trees(dir)?;
+        let deadline = Instant::now() + OPEN_LOCK_WAIT;
+        let trees = loop {
+            match open_trees(dir) {
+                Ok(trees) => break trees,
+                Err(err) if err.kind == StorageErrorKind::Locked && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(err) => return Err(err),
+            }
+        };
         Ok(Self {
             shared: Arc::new(Shared {
                 dir: dir.to_path_buf(),
