@@ -4,6 +4,7 @@
 //! backfill embeds whatever was stored without a vector. The optional reranker lives here
 //! too: it loads on the first recall that reranks.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -19,6 +20,11 @@ use tracing::warn;
 
 /// Longest wait for a query's vector; past it recall runs on BM25 alone.
 const QUERY_EMBED_DEADLINE: Duration = Duration::from_secs(3);
+/// A busy embedder times out many queries at once: their warning is logged once a minute,
+/// with how many timed out since the last one.
+const TIMEOUT_LOG_EVERY_MS: u64 = 60_000;
+static TIMEOUT_LOGGED_MS: AtomicU64 = AtomicU64::new(0);
+static TIMEOUTS_UNLOGGED: AtomicU64 = AtomicU64::new(0);
 
 /// The embedding side of the service. Cheap to clone.
 #[derive(Clone)]
@@ -136,7 +142,20 @@ impl Embeddings {
                 None
             }
             Err(_) => {
-                warn!("query embedding timed out; recall uses BM25 alone");
+                let skipped = TIMEOUTS_UNLOGGED.fetch_add(1, Ordering::Relaxed);
+                let now = lore_storage::now_ms();
+                let last = TIMEOUT_LOGGED_MS.load(Ordering::Relaxed);
+                if now.saturating_sub(last) >= TIMEOUT_LOG_EVERY_MS
+                    && TIMEOUT_LOGGED_MS
+                        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    TIMEOUTS_UNLOGGED.fetch_sub(skipped + 1, Ordering::Relaxed);
+                    warn!(
+                        since_last_warning = skipped + 1,
+                        "query embedding timed out (the embedder is busy); recall uses BM25 alone"
+                    );
+                }
                 None
             }
         }

@@ -231,6 +231,12 @@ impl SessionActor {
             .into_iter()
             .rev()
             .collect();
+        if !self.store.has_knowledge().unwrap_or(true) {
+            // Nothing to find: answer at once instead of embedding the context for nothing.
+            self.asking = false;
+            self.candidates_arrived(epoch, Vec::new(), &context);
+            return;
+        }
         let search = finder.find(context.clone(), project, SEARCH_LIMIT);
         ctx.spawn(search.into_actor(self).map(move |found, actor, _| {
             actor.asking = false;

@@ -151,3 +151,75 @@ async fn a_large_turn_keeps_its_parse_after_it_ends_and_a_small_one_does_not() {
         );
     }
 }
+
+/// A knowledge search that only counts how often it was asked.
+struct CountingFinder(Arc<std::sync::atomic::AtomicUsize>);
+
+impl crate::ltm::KnowledgeFinder for CountingFinder {
+    fn find(
+        &self,
+        _context: String,
+        _project: Option<String>,
+        _limit: usize,
+    ) -> futures_util::future::BoxFuture<'static, Vec<(String, f32)>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Vec::new() })
+    }
+}
+
+#[actix_rt::test]
+async fn no_knowledge_search_runs_before_any_knowledge_exists() {
+    use lore_storage::memory::{Category, KnowledgeEntry};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let services = ContextServices {
+        finder: Some(Arc::new(CountingFinder(calls.clone()))),
+        ..ContextServices::default()
+    };
+    let session = SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry)
+        .with_context(Arc::new(services))
+        .start();
+    let mut history = vec![user("how do we deploy?")];
+    for (turn, answer) in [(1u64, "with the relay"), (2, "twice a day")] {
+        if turn == 2 {
+            // Knowledge arrives between the turns: now a search is worth its embedding.
+            store
+                .save_knowledge(&KnowledgeEntry {
+                    id: "k1".into(),
+                    version: 1,
+                    project: Some("/p".into()),
+                    category: Category::Pattern,
+                    title: "Deploys go through the relay".into(),
+                    content: "The relay retries twice.".into(),
+                    confidence: 0.9,
+                    source_session: None,
+                    updated_by: "curator".into(),
+                    created_at_ms: 1,
+                    updated_at_ms: 1,
+                    deleted: false,
+                })
+                .unwrap();
+        }
+        assert_eq!(send_turn(&session, history.clone()).await, turn);
+        // The search, when there is one, is asked for inside this handler.
+        session
+            .send(TurnCompleted {
+                turn,
+                reply: reply(answer),
+                plan_used: true,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            usize::from(turn == 2),
+            "knowledge searches after turn {turn}"
+        );
+        history.push(assistant(answer));
+        history.push(user("and then?"));
+    }
+}

@@ -73,6 +73,12 @@ impl Store {
         Ok(())
     }
 
+    /// True once any knowledge entry was ever written (forgotten ones count): until then a
+    /// knowledge search cannot find anything and is not worth a query embedding.
+    pub fn has_knowledge(&self) -> Result<bool, StorageError> {
+        Ok(!self.tree(KNOWLEDGE)?.is_empty())
+    }
+
     /// A counter that changes whenever any knowledge entry is written: sessions compare it to
     /// notice new or changed knowledge without reading every entry.
     pub fn knowledge_epoch(&self) -> Result<u64, StorageError> {

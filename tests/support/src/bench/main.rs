@@ -120,11 +120,33 @@ fn start_gateway_with(
         .env("LORE_UPSTREAM_OPENAI", &upstream)
         .env("LORE_LOG", "warn")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(gateway_log())
         .spawn()
         .expect("start lore");
     wait_for_port(port, Duration::from_secs(10));
     (Process(child), port, started.elapsed())
+}
+
+/// Where the gateway's warnings go: appended to the file `LORE_BENCH_GATEWAY_LOG` names, so a
+/// slow request can be explained afterwards; nowhere without it.
+fn gateway_log() -> Stdio {
+    let Some(path) = std::env::var_os("LORE_BENCH_GATEWAY_LOG") else {
+        return Stdio::null();
+    };
+    match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        Ok(file) => Stdio::from(file),
+        Err(err) => {
+            eprintln!(
+                "cannot open {}: {err}; the gateway's log is dropped",
+                path.to_string_lossy()
+            );
+            Stdio::null()
+        }
+    }
 }
 
 fn wait_for_port(port: u16, limit: Duration) {
@@ -470,5 +492,7 @@ fn run(options: &Options) {
     println!(
         "| paced stream through the gateway: body reads / events | {reads} / {events} (every event flushed on arrival when equal) |"
     );
+    // The gateways stop before their data directories go.
+    drop((gateway_process, _off, _budget, _carded));
     let _ = std::fs::remove_dir_all(&scratch);
 }
