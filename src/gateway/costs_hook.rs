@@ -1,6 +1,7 @@
-//! The request path's two calls into the cost tracker, until the session actor makes them:
-//! the throttle sleep before a conversation request is forwarded ([`throttle`]), and the
-//! reply's usage when it has been relayed ([`on_reply`]).
+//! The request path's calls into the cost tracker, until the session actor makes them: the
+//! throttle sleep before a conversation request is forwarded ([`throttle`]), and the usage of
+//! the reply ([`on_reply`]) and of each recall follow-up ([`on_follow_up`]) when it has been
+//! read.
 //!
 //! Before capture has resolved the session, the throttle keys "time since the previous
 //! request" by the client's credential fingerprint, and estimates the prompt as a quarter of
@@ -114,17 +115,6 @@ pub(crate) fn on_reply(
     model: Option<&str>,
     sent: &[u8],
 ) -> ClientResponse {
-    let Some(costs) = state.costs.clone() else {
-        return upstream;
-    };
-    if !upstream.status().is_success() {
-        return upstream;
-    }
-    let stream = upstream
-        .headers()
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("text/event-stream"));
     // Without a plan of the context manager, what went is what the client sent.
     let bytes_estimate = sent.len() as u64 / 4;
     let plan = turn
@@ -141,6 +131,54 @@ pub(crate) fn on_reply(
         layer_changed: plan.is_some_and(|plan| plan.layer_changed),
         at_ms: 0,
     };
+    tapped(state, upstream, protocol, record)
+}
+
+/// Wraps the reply to a recall follow-up (the gateway's own extra call inside a turn) so its
+/// usage is priced too, as one more call of the session. It claims no savings: a passthrough
+/// proxy would not have sent it, so its prompt counts as neither sent nor saved.
+pub(crate) fn on_follow_up(
+    state: &AppState,
+    upstream: ClientResponse,
+    protocol: Protocol,
+    session: (Option<&str>, Option<&str>),
+    model: Option<&str>,
+    sent: &[u8],
+) -> ClientResponse {
+    let (session_id, project) = session;
+    let record = RecordTurn {
+        session_id: session_id.unwrap_or_default().to_string(),
+        project: project.map(str::to_string),
+        model: model.unwrap_or_default().to_string(),
+        usage: lore_proto::Usage::default(),
+        one_hour_writes: asks_one_hour(sent),
+        passthrough_tokens: 0,
+        sent_tokens: 0,
+        layer_changed: false,
+        at_ms: 0,
+    };
+    tapped(state, upstream, protocol, record)
+}
+
+/// `upstream` with its body read through the usage tap, when there is a tracker and the reply
+/// succeeded.
+fn tapped(
+    state: &AppState,
+    upstream: ClientResponse,
+    protocol: Protocol,
+    record: RecordTurn,
+) -> ClientResponse {
+    let Some(costs) = state.costs.clone() else {
+        return upstream;
+    };
+    if !upstream.status().is_success() {
+        return upstream;
+    }
+    let stream = upstream
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("text/event-stream"));
     tap::wrap(upstream, protocol, stream, costs, record)
 }
 

@@ -306,6 +306,8 @@ pub(crate) async fn serve_llm(
         protocol,
         body: sent,
         session_id: turn.as_ref().map(|turn| turn.session_id.clone()),
+        project: turn.as_ref().and_then(|turn| turn.plan.project.clone()),
+        model: head.model.clone(),
     });
     respond(upstream, protocol, turn, &state, recall).await
 }

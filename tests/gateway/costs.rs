@@ -7,6 +7,7 @@
 //! $15 output, $0.30 cache read, $3.75 5-minute and $6 1-hour cache write per million tokens.
 
 mod quota;
+mod recall;
 mod throttle;
 
 use lore_test_support::FakeUpstream;

@@ -64,6 +64,9 @@ pub(crate) struct RecallRun {
     pub body: Bytes,
     /// The asking session, for scope `session` and `project`.
     pub session_id: Option<String>,
+    /// The session's project and the request's model, for pricing each follow-up.
+    pub project: Option<String>,
+    pub model: Option<String>,
 }
 
 /// What the model produced before its recall calls, for the follow-up: Anthropic blocks, Chat
@@ -168,6 +171,15 @@ impl RecallRun {
                 response.status()
             ));
         }
+        // Each leg is a call the provider bills: its usage is read before the legs are merged.
+        let response = crate::gateway::costs_hook::on_follow_up(
+            &self.state,
+            response,
+            self.protocol,
+            (self.session_id.as_deref(), self.project.as_deref()),
+            self.model.as_deref(),
+            &self.body,
+        );
         Ok((response, turn))
     }
 }
