@@ -113,6 +113,13 @@ fn a_full_disk_keeps_requests_passing_and_capture_resumes_when_space_returns() {
     );
     // Requests still pass while capture is off.
     converse(&gateway, &upstream, "still answered on a full disk");
+    // The first conversation goes on while the disk is full: this turn's writes fail.
+    let first = [
+        json!({"role": "user", "content": "before the disk filled"}),
+        json!({"role": "assistant", "content": "re: before the disk filled"}),
+        json!({"role": "user", "content": "a second turn while full"}),
+    ];
+    continue_conversation(&gateway, &upstream, &first);
     assert!(
         gateway.log().contains("storage writes fail"),
         "the log says what is wrong"
@@ -135,6 +142,33 @@ fn a_full_disk_keeps_requests_passing_and_capture_resumes_when_space_returns() {
         .then_some(())
     });
     assert!(gateway.log().contains("storage reopened"));
+    // Its next turn carries the whole history: what could not be written is stored now. (A
+    // write sled accepted but never flushed is the session actor's resync, tested there.)
+    let mut next = first.to_vec();
+    next.push(json!({"role": "assistant", "content": "re: a second turn while full"}));
+    next.push(json!({"role": "user", "content": "a third turn after"}));
+    continue_conversation(&gateway, &upstream, &next);
+    eventually("the turn of the full disk stored after all", || {
+        let texts = stored_texts(&gateway);
+        (texts.iter().any(|t| t.contains("a second turn while full"))
+            && texts.iter().any(|t| t.contains("a third turn after")))
+        .then_some(())
+    });
+}
+
+/// The next turn of a conversation; `history` ends with the new user message.
+fn continue_conversation(gateway: &Gateway, upstream: &FakeUpstream, history: &[Value]) {
+    let last = history
+        .last()
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    upstream.push(Script::Text(format!("re: {last}")));
+    let response = gateway.post(
+        "/v1/messages",
+        &anthropic_headers("sk-disk"),
+        &anthropic_body(Value::Array(history.to_vec()), false),
+    );
+    assert_eq!(response.status, 200, "{}", response.text());
 }
 
 #[test]

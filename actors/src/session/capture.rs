@@ -20,6 +20,58 @@ use crate::registry::{PathChanged, ResponseIdIssued};
 pub const UNATTRIBUTED_PREFIX: &str = "/__lore_unattributed__/";
 
 impl SessionActor {
+    /// After the database was reopened (a write failure: sled's crash recovery keeps what was
+    /// flushed, the last moments are gone), what this actor holds can be ahead of the disk. The
+    /// record is read again and its path cut at the first message the disk lost, so this
+    /// turn's request, which carries the whole history, stores the lost messages again. `seq`s
+    /// are never reused.
+    pub(super) fn resync_after_reopen(&mut self) {
+        let generation = self.store.generation();
+        if generation == self.generation {
+            return;
+        }
+        let id = self.record.id.clone();
+        let mut record = match self.store.load_session(&id) {
+            Ok(Some(record)) => record,
+            Ok(None) => lore_storage::SessionRecord::new(id.clone()),
+            Err(err) => {
+                // Tried again on the next turn.
+                warn!(session = %id, error = %err, "the session could not be read again after the database reopened");
+                return;
+            }
+        };
+        let mut kept = record.path.len();
+        for (at, entry) in record.path.iter().enumerate() {
+            if !entry.is_stored() {
+                continue;
+            }
+            match self.store.load_message(&id, entry.seq) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    kept = at;
+                    break;
+                }
+                Err(err) => {
+                    warn!(session = %id, error = %err, "the session could not be read again after the database reopened");
+                    return;
+                }
+            }
+        }
+        let lost = record.path.len() - kept;
+        record.path.truncate(kept);
+        record.next_seq = record.next_seq.max(self.record.next_seq);
+        record.adopt_legacy_insertions();
+        info!(
+            session = %id,
+            kept,
+            lost_from_path = lost,
+            behind = self.record.path.len().saturating_sub(kept),
+            "the database was reopened; the session is read again and recaptures what was lost"
+        );
+        self.record = record;
+        self.generation = generation;
+    }
+
     /// Updates the record with a request's new messages (and a fork when the history was
     /// rewritten) and returns them, not yet written.
     pub(super) fn capture(

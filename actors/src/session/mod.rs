@@ -247,6 +247,8 @@ pub struct SessionActor {
     candidates: Option<Vec<(String, f32)>>,
     /// A knowledge search is running.
     asking: bool,
+    /// The database's generation the record was last read at (see `Store::generation`).
+    generation: u64,
 }
 
 impl SessionActor {
@@ -255,6 +257,7 @@ impl SessionActor {
         // Cards and deltas of a record written before the one ledger join it.
         record.adopt_legacy_insertions();
         Self {
+            generation: store.generation(),
             record,
             store,
             registry,
@@ -317,6 +320,7 @@ impl Handler<PrepareTurn> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, msg: PrepareTurn, _: &mut Self::Context) {
+        self.resync_after_reopen();
         if self.record.amnesia {
             self.forget_turn(msg);
         } else {

@@ -223,3 +223,49 @@ async fn no_knowledge_search_runs_before_any_knowledge_exists() {
         history.push(user("and then?"));
     }
 }
+
+#[actix_rt::test]
+async fn after_the_database_reopens_a_turn_stores_again_what_the_disk_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
+    let session =
+        SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
+    assert_eq!(send_turn(&session, vec![user("a")]).await, 1);
+    session
+        .send(TurnCompleted {
+            turn: 1,
+            reply: reply("A"),
+            plan_used: true,
+        })
+        .await
+        .unwrap();
+    let stored_texts = |store: &Store| -> Vec<String> {
+        let Some(record) = store.load_session("s1").unwrap() else {
+            return Vec::new();
+        };
+        store
+            .session_messages(&record)
+            .unwrap()
+            .iter()
+            .map(|m| m.message.text())
+            .collect()
+    };
+    assert_eq!(stored_texts(&store), ["a", "A"]);
+    // What a reopen after a write failure leaves: the disk lost the session's last writes
+    // (here all of them), and the database's generation moved on.
+    store.delete_session("s1").unwrap();
+    store.compact().unwrap();
+    assert_eq!(store.generation(), 1);
+    assert!(stored_texts(&store).is_empty());
+
+    // The client resends the whole history with its next message: all of it is stored again.
+    let turn = send_turn(&session, vec![user("a"), assistant("A"), user("b")]).await;
+    assert_eq!(turn, 2);
+    assert_eq!(stored_texts(&store), ["a", "A", "b"]);
+    let log = store.session_log("s1").unwrap();
+    let mut seqs: Vec<u64> = log.iter().map(|m| m.seq).collect();
+    seqs.dedup();
+    assert_eq!(seqs.len(), log.len(), "no seq written twice");
+    assert!(seqs[0] >= 2, "seqs are not reused: {seqs:?}");
+}
