@@ -53,6 +53,29 @@ async fn send_turn(session: &Addr<SessionActor>, messages: Vec<Message>) -> u64 
     plan.await.unwrap().turn
 }
 
+/// A store in a fresh directory and session `s1` over it, with `services`.
+fn start_session(services: ContextServices) -> (tempfile::TempDir, Store, Addr<SessionActor>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
+    let session = SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry)
+        .with_context(Arc::new(services))
+        .start();
+    (dir, store, session)
+}
+
+/// Ends turn `turn` with the reply `text`.
+async fn answer(session: &Addr<SessionActor>, turn: u64, text: &str) {
+    session
+        .send(TurnCompleted {
+            turn,
+            reply: reply(text),
+            plan_used: true,
+        })
+        .await
+        .unwrap();
+}
+
 fn reply(text: &str) -> Reply {
     Reply {
         message: Some(assistant(text)),
@@ -63,42 +86,17 @@ fn reply(text: &str) -> Reply {
 
 #[actix_rt::test]
 async fn replies_land_in_order_and_stale_ones_stay_off_the_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
-    let session =
-        SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
+    let (_dir, store, session) = start_session(ContextServices::default());
 
     assert_eq!(send_turn(&session, vec![user("a")]).await, 1);
-    session
-        .send(TurnCompleted {
-            turn: 1,
-            reply: reply("A"),
-            plan_used: true,
-        })
-        .await
-        .unwrap();
+    answer(&session, 1, "A").await;
     // The client resends the reply and asks again: only the new question is stored.
     let history = vec![user("a"), assistant("A"), user("b")];
     assert_eq!(send_turn(&session, history.clone()).await, 2);
     // Turn 3 starts before turn 2's reply arrives (a regenerate): turn 2's reply is stale.
     assert_eq!(send_turn(&session, history).await, 3);
-    session
-        .send(TurnCompleted {
-            turn: 2,
-            reply: reply("B-old"),
-            plan_used: true,
-        })
-        .await
-        .unwrap();
-    session
-        .send(TurnCompleted {
-            turn: 3,
-            reply: reply("B"),
-            plan_used: true,
-        })
-        .await
-        .unwrap();
+    answer(&session, 2, "B-old").await;
+    answer(&session, 3, "B").await;
 
     let record = store.load_session("s1").unwrap().unwrap();
     let texts: Vec<String> = store
@@ -128,11 +126,7 @@ async fn replies_land_in_order_and_stale_ones_stay_off_the_history() {
 
 #[actix_rt::test]
 async fn a_large_turn_keeps_its_parse_after_it_ends_and_a_small_one_does_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
-    let session =
-        SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
+    let (_dir, _store, session) = start_session(ContextServices::default());
     // (body bytes, whether the parse outlives the turn)
     for (n, (size, kept)) in [(KEEP_PARSE_MIN_BYTES, true), (1_000, false)]
         .into_iter()
@@ -172,19 +166,13 @@ async fn no_knowledge_search_runs_before_any_knowledge_exists() {
     use lore_storage::memory::{Category, KnowledgeEntry};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
     let calls = Arc::new(AtomicUsize::new(0));
-    let services = ContextServices {
+    let (_dir, store, session) = start_session(ContextServices {
         finder: Some(Arc::new(CountingFinder(calls.clone()))),
         ..ContextServices::default()
-    };
-    let session = SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry)
-        .with_context(Arc::new(services))
-        .start();
+    });
     let mut history = vec![user("how do we deploy?")];
-    for (turn, answer) in [(1u64, "with the relay"), (2, "twice a day")] {
+    for (turn, said) in [(1u64, "with the relay"), (2, "twice a day")] {
         if turn == 2 {
             // Knowledge arrives between the turns: now a search is worth its embedding.
             store
@@ -206,40 +194,22 @@ async fn no_knowledge_search_runs_before_any_knowledge_exists() {
         }
         assert_eq!(send_turn(&session, history.clone()).await, turn);
         // The search, when there is one, is asked for inside this handler.
-        session
-            .send(TurnCompleted {
-                turn,
-                reply: reply(answer),
-                plan_used: true,
-            })
-            .await
-            .unwrap();
+        answer(&session, turn, said).await;
         assert_eq!(
             calls.load(Ordering::SeqCst),
             usize::from(turn == 2),
             "knowledge searches after turn {turn}"
         );
-        history.push(assistant(answer));
+        history.push(assistant(said));
         history.push(user("and then?"));
     }
 }
 
 #[actix_rt::test]
 async fn after_the_database_reopens_a_turn_stores_again_what_the_disk_lost() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let registry = SessionRegistry::new(store.clone(), Vec::new(), Duration::from_secs(60)).start();
-    let session =
-        SessionActor::new(SessionRecord::new("s1".into()), store.clone(), registry).start();
+    let (_dir, store, session) = start_session(ContextServices::default());
     assert_eq!(send_turn(&session, vec![user("a")]).await, 1);
-    session
-        .send(TurnCompleted {
-            turn: 1,
-            reply: reply("A"),
-            plan_used: true,
-        })
-        .await
-        .unwrap();
+    answer(&session, 1, "A").await;
     let stored_texts = |store: &Store| -> Vec<String> {
         let Some(record) = store.load_session("s1").unwrap() else {
             return Vec::new();
