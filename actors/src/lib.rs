@@ -15,6 +15,8 @@
 //!   parallel.
 //! - [`embedder`]: the embedding model (ONNX Runtime, loaded at run time) and its worker pool.
 //! - [`reranker`]: the optional cross-encoder that rescores the top recall candidates.
+//! - [`onnx`]: what the embedder and the reranker share of ONNX Runtime (the environment, model
+//!   loading with one set of session options, a padded batch run).
 //! - [`vectorizer`]: `Vectorizer`, which keeps the embedding vectors of stored documents current.
 //! - [`knowledge`]: long-term knowledge as every writer changes it (create or merge, update,
 //!   forget, with the same limits), the `.lore.md` format, its import and export.
@@ -55,6 +57,7 @@ pub mod knowledge;
 pub mod ledger;
 pub mod ltm;
 pub mod model;
+pub mod onnx;
 pub mod pruner;
 pub mod recall;
 pub mod registry;

@@ -9,21 +9,16 @@
 //! L2-normalised. Queries take the bge retrieval prefix and keep their first passage only;
 //! documents none.
 //!
-//! The runtime library is opened once per process ([`environment`]); a missing or too old
-//! runtime, or missing model files, give [`ActorError::EmbedderUnavailable`] naming the file and
-//! `scripts/setup`, never a panic.
+//! The runtime library is opened once per process ([`crate::onnx::environment`]); a missing or
+//! too old runtime, or missing model files, give [`ActorError::EmbedderUnavailable`] naming the
+//! file and `scripts/setup`, never a panic. Loading the session and running a batch are
+//! [`crate::onnx`]'s, shared with the reranker.
 
-use std::path::Path;
-use std::sync::Mutex;
-
-use ort::environment::Environment;
-use ort::session::Session;
-use ort::session::builder::GraphOptimizationLevel;
-use ort::value::TensorRef;
 use tokenizers::Tokenizer;
 
 use super::{EmbedError, EmbedderConfig, MODEL_DIM, SETUP_FIX};
 use crate::ActorError;
+use crate::onnx::{self, Graph, cut_at};
 
 /// Longest input, in tokens, the model takes.
 pub const MAX_TOKENS: usize = 512;
@@ -51,39 +46,6 @@ pub enum Purpose {
     Document,
 }
 
-/// The process-wide ONNX Runtime environment, created on first success (failures are retried,
-/// so installing the runtime and restarting the embedder works without a new process).
-static ENVIRONMENT: Mutex<Option<Environment>> = Mutex::new(None);
-
-/// The ONNX Runtime environment, loading the library at `runtime` on first use.
-pub fn environment(runtime: &Path) -> Result<Environment, EmbedError> {
-    let mut slot = ENVIRONMENT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(environment) = slot.as_ref() {
-        return Ok(environment.clone());
-    }
-    if !runtime.is_file() {
-        return Err(unavailable(format!(
-            "the ONNX Runtime library {} does not exist",
-            runtime.display()
-        )));
-    }
-    let absolute = std::path::absolute(runtime).unwrap_or_else(|_| runtime.to_path_buf());
-    let builder = ort::init_from(&absolute).map_err(|err| {
-        unavailable(format!(
-            "the ONNX Runtime library {} cannot be used: {err}",
-            absolute.display()
-        ))
-    })?;
-    let environment = builder.with_name("lore").build().map_err(|err| {
-        unavailable(format!(
-            "the ONNX Runtime at {} failed to start: {err}",
-            absolute.display()
-        ))
-    })?;
-    *slot = Some(environment.clone());
-    Ok(environment)
-}
-
 fn unavailable(missing: String) -> ActorError {
     ActorError::EmbedderUnavailable {
         missing,
@@ -97,12 +59,9 @@ fn failed(what: &str, err: impl std::fmt::Display) -> ActorError {
 
 /// A loaded embedding model. `embed` takes `&mut self`: one session serves one thread.
 pub struct EmbeddingModel {
-    session: Session,
+    /// The session; its output read holds the token states (`last_hidden_state`).
+    graph: Graph,
     tokenizer: Tokenizer,
-    /// Whether the graph takes `token_type_ids`.
-    type_ids: bool,
-    /// Name of the output holding the token states.
-    output: String,
     /// Ids of the tokens that open and close every input.
     cls: u32,
     sep: u32,
@@ -126,45 +85,19 @@ impl EmbeddingModel {
     pub fn load_with_threads(config: &EmbedderConfig, threads: usize) -> Result<Self, EmbedError> {
         let model_file = config.model_file();
         let tokenizer_file = config.tokenizer_file();
-        for (file, what) in [(&model_file, "model"), (&tokenizer_file, "tokenizer")] {
-            if !file.is_file() {
-                return Err(unavailable(format!(
-                    "the embedding {what} file {} does not exist",
-                    file.display()
-                )));
-            }
-        }
-        let environment = environment(&config.runtime)?;
-        let session = build_session(&environment, &model_file, threads.max(1)).map_err(|err| {
-            unavailable(format!(
-                "the embedding model {} cannot be loaded: {err}",
-                model_file.display()
-            ))
+        let (graph, tokenizer) = onnx::load(&onnx::Spec {
+            name: "embedding",
+            tokenizer_name: "tokenizer",
+            model_file: &model_file,
+            tokenizer_file: &tokenizer_file,
+            runtime: &config.runtime,
+            threads,
+            output: Some("last_hidden_state"),
+            list_inputs: true,
+            // Passages are cut in `passages` (with [CLS] and [SEP] around each).
+            truncation: None,
+            fix: SETUP_FIX,
         })?;
-        let names: Vec<&str> = session.inputs().iter().map(|input| input.name()).collect();
-        for required in ["input_ids", "attention_mask"] {
-            if !names.contains(&required) {
-                return Err(unavailable(format!(
-                    "the embedding model {} has no `{required}` input (inputs: {})",
-                    model_file.display(),
-                    names.join(", ")
-                )));
-            }
-        }
-        let type_ids = names.contains(&"token_type_ids");
-        let output = session
-            .outputs()
-            .iter()
-            .map(|output| output.name().to_string())
-            .find(|name| name == "last_hidden_state")
-            .or_else(|| session.outputs().first().map(|o| o.name().to_string()))
-            .ok_or_else(|| {
-                unavailable(format!(
-                    "the embedding model {} has no output",
-                    model_file.display()
-                ))
-            })?;
-        let tokenizer = load_tokenizer(&tokenizer_file)?;
         let special = |token: &str| {
             tokenizer.token_to_id(token).ok_or_else(|| {
                 unavailable(format!(
@@ -175,10 +108,8 @@ impl EmbeddingModel {
         };
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         Ok(Self {
-            session,
+            graph,
             tokenizer,
-            type_ids,
-            output,
             cls,
             sep,
             max_passages: config.max_passages.clamp(1, MAX_PASSAGES),
@@ -265,80 +196,24 @@ impl EmbeddingModel {
     }
 
     fn run(&mut self, batch: &[Piece]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let rows = batch.len();
-        let width = batch.iter().map(|p| p.ids.len()).max().unwrap_or(0).max(1);
-        let mut ids = vec![0i64; rows * width];
-        let mut mask = vec![0i64; rows * width];
-        let mut types = vec![0i64; rows * width];
-        for (row, piece) in batch.iter().enumerate() {
-            let start = row * width;
-            let len = piece.ids.len().min(width);
-            ids[start..start + len].copy_from_slice(&piece.ids[..len]);
-            mask[start..start + len].fill(1);
-            let typed = piece.types.len().min(len);
-            types[start..start + typed].copy_from_slice(&piece.types[..typed]);
-        }
-        let shape = [rows, width];
-        let mut inputs = ort::inputs![
-            "input_ids" => tensor(shape, &ids)?,
-            "attention_mask" => tensor(shape, &mask)?,
-        ];
-        if self.type_ids {
-            inputs.push(("token_type_ids".into(), tensor(shape, &types)?.into()));
-        }
-        let outputs = self
-            .session
-            .run(inputs)
-            .map_err(|err| failed("the model failed", err))?;
-        let (dims, data) = outputs[self.output.as_str()]
-            .try_extract_tensor::<f32>()
-            .map_err(|err| failed("unexpected model output", err))?;
-        let dims: Vec<usize> = dims
+        let rows: Vec<(&[i64], &[i64])> = batch
             .iter()
-            .map(|&d| usize::try_from(d).unwrap_or(0))
+            .map(|piece| (piece.ids.as_slice(), piece.types.as_slice()))
             .collect();
-        if dims.len() != 3 || dims[0] != rows || dims[2] != MODEL_DIM {
-            return Err(failed("unexpected output shape", format!("{dims:?}")));
-        }
-        let stride = dims[1] * dims[2];
-        Ok((0..rows)
-            .map(|row| normalise(&data[row * stride..row * stride + MODEL_DIM]))
-            .collect())
+        self.graph.run(&rows, failed, |dims, data| {
+            let dims: Vec<usize> = dims
+                .iter()
+                .map(|&d| usize::try_from(d).unwrap_or(0))
+                .collect();
+            if dims.len() != 3 || dims[0] != rows.len() || dims[2] != MODEL_DIM {
+                return Err(failed("unexpected output shape", format!("{dims:?}")));
+            }
+            let stride = dims[1] * dims[2];
+            Ok((0..rows.len())
+                .map(|row| normalise(&data[row * stride..row * stride + MODEL_DIM]))
+                .collect())
+        })
     }
-}
-
-fn tensor(shape: [usize; 2], data: &[i64]) -> Result<TensorRef<'_, i64>, EmbedError> {
-    TensorRef::from_array_view((shape, data)).map_err(|err| failed("bad input tensor", err))
-}
-
-fn build_session(environment: &Environment, path: &Path, threads: usize) -> ort::Result<Session> {
-    let mut builder = Session::builder(environment)?
-        .with_optimization_level(GraphOptimizationLevel::Level3)?
-        .with_intra_threads(threads)?
-        .with_inter_threads(1)?
-        .with_intra_op_spinning(false)?
-        .with_memory_pattern(false)?
-        .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])?;
-    builder.commit_from_file(path)
-}
-
-fn load_tokenizer(path: &Path) -> Result<Tokenizer, EmbedError> {
-    let broken = |err: &dyn std::fmt::Display| {
-        unavailable(format!(
-            "the tokenizer {} cannot be loaded: {err}",
-            path.display()
-        ))
-    };
-    // Batches are small and every worker already owns a core: no rayon pool for tokenizing.
-    tokenizers::parallelism::set_parallelism(false);
-    let mut tokenizer = Tokenizer::from_file(path).map_err(|err| broken(&err))?;
-    // Padding is done per batch in `run`, passages are cut in `passages` (with [CLS] and [SEP]
-    // around each).
-    tokenizer.with_padding(None);
-    tokenizer
-        .with_truncation(None)
-        .map_err(|err| broken(&err))?;
-    Ok(tokenizer)
 }
 
 /// One passage, tokenized: which text and which of its passages it is.
@@ -380,18 +255,6 @@ fn passages(ids: &[u32], max: usize) -> Vec<&[u32]> {
         start += step;
     }
     windows
-}
-
-/// `text` cut to at most `max` bytes at a character boundary.
-fn cut_at(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut cut = max;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    &text[..cut]
 }
 
 fn normalise(vector: &[f32]) -> Vec<f32> {
