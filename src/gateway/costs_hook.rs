@@ -129,13 +129,15 @@ pub(crate) fn on_reply(
         passthrough_tokens: plan.map_or(bytes_estimate, |plan| plan.client_tokens),
         sent_tokens: plan.map_or(bytes_estimate, |plan| plan.sent_tokens),
         layer_changed: plan.is_some_and(|plan| plan.layer_changed),
+        follow_up: false,
         at_ms: 0,
     };
     tapped(state, upstream, protocol, record)
 }
 
 /// Wraps the reply to a recall follow-up (the gateway's own extra call inside a turn) so its
-/// usage is priced too, as one more call of the session. It claims no savings: a passthrough
+/// usage is priced too, added to the session's cost without counting another turn. It claims
+/// no savings: a passthrough
 /// proxy would not have sent it, so its prompt counts as neither sent nor saved.
 pub(crate) fn on_follow_up(
     state: &AppState,
@@ -155,6 +157,7 @@ pub(crate) fn on_follow_up(
         passthrough_tokens: 0,
         sent_tokens: 0,
         layer_changed: false,
+        follow_up: true,
         at_ms: 0,
     };
     tapped(state, upstream, protocol, record)

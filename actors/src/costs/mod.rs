@@ -67,6 +67,9 @@ pub struct RecordTurn {
     pub sent_tokens: u64,
     /// The context layers changed on this turn.
     pub layer_changed: bool,
+    /// A recall follow-up, the gateway's own extra call inside a turn: its cost is added, but
+    /// it is not another turn.
+    pub follow_up: bool,
     /// When the reply came, ms since the epoch (wall clock).
     pub at_ms: u64,
 }

@@ -174,7 +174,7 @@ impl CostTracker {
         let at_ms = self.settings.clock.shift(msg.at_ms);
         let day = day_of(at_ms);
         let price = self.settings.catalogue.lookup(&msg.model).price;
-        let totals = price_turn(
+        let mut totals = price_turn(
             &price,
             &msg.usage,
             TurnShape {
@@ -184,6 +184,9 @@ impl CostTracker {
                 layer_changed: msg.layer_changed,
             },
         );
+        if msg.follow_up {
+            totals.calls = 0;
+        }
         let entry = CostEntry {
             day: &day,
             bucket: CONVERSATION,
@@ -197,7 +200,7 @@ impl CostTracker {
             self.fail("a turn's cost could not be stored", &err);
             return;
         }
-        self.counters.turns += 1;
+        self.counters.turns += u64::from(!msg.follow_up);
         if let Some(Fault::PanicAfterTurn(n)) = self.settings.fault
             && !self.fault_fired
             && self.counters.turns == n

@@ -21,6 +21,7 @@ fn turn(session: &str, input: u64) -> RecordTurn {
         passthrough_tokens: input,
         sent_tokens: input,
         layer_changed: false,
+        follow_up: false,
         at_ms: lore_storage::now_ms(),
     }
 }
