@@ -116,7 +116,7 @@ fn a_large_first_sight_is_compressed_on_its_cold_turn() {
         "compressed on the first, uncalibrated turn: {:?}",
         coder.layers
     );
-    let body = &conversation_bodies(&upstream)[0];
+    let body = &upstream.conversation_bodies()[0];
     assert!(body["messages"].as_array().unwrap().len() < coder.history.len());
 }
 
@@ -236,7 +236,7 @@ fn a_previous_response_id_stays_at_layer_zero_and_says_why() {
     let response = gateway.post("/v1/responses", &headers, &next);
     assert_eq!(response.status, 200, "{}", response.text());
     assert_eq!(response.header("x-lore-context-layer"), Some("0"));
-    let sent = conversation_bodies(&upstream);
+    let sent = upstream.conversation_bodies();
     assert_eq!(sent.last().unwrap()["previous_response_id"], id.as_str());
     let session = response.header("x-lore-session-id").unwrap().to_string();
     let context = context_of(&gateway, &session);

@@ -44,7 +44,7 @@ fn a_long_tool_heavy_session_stays_inside_a_32k_window() {
         std::thread::sleep(Duration::from_millis(150));
     }
     let session = only_session(&gateway);
-    let bodies = conversation_bodies(&upstream);
+    let bodies = upstream.conversation_bodies();
     let observations = upstream.cache_observations();
     assert_eq!(
         bodies.len(),

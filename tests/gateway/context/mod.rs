@@ -241,20 +241,6 @@ fn rebuild_stream(response: &Response) -> Value {
     json!({"content": content, "usage": usage})
 }
 
-/// The conversation requests the upstream accepted (worker calls left out), as JSON.
-pub fn conversation_bodies(upstream: &FakeUpstream) -> Vec<Value> {
-    upstream
-        .requests()
-        .iter()
-        .filter(|r| r.method == "POST" && r.path.starts_with("/v1/"))
-        .filter(|r| {
-            !r.header("user-agent")
-                .is_some_and(|ua| ua.starts_with("lore-worker"))
-        })
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect()
-}
-
 /// The session's context state from `GET /api/v1/sessions/{id}`.
 pub fn context_of(gateway: &Gateway, session: &str) -> Value {
     let response = gateway.get(&format!("/api/v1/sessions/{session}"));

@@ -127,7 +127,7 @@ fn responses_tool_exchanges_stay_paired_at_every_layer() {
     }
     assert!(layers.iter().any(|layer| *layer >= 1), "{layers:?}");
     // The developer instructions stay first in every request.
-    for body in conversation_bodies(&upstream) {
+    for body in upstream.conversation_bodies() {
         assert_eq!(body["input"][0]["role"], "developer");
     }
 }
@@ -150,7 +150,7 @@ fn anthropic_tool_exchanges_stay_paired_streamed_and_not() {
         coder.layers
     );
     // Once layers replace outputs, what the model reads says so and names the tool.
-    let bodies = conversation_bodies(&upstream);
+    let bodies = upstream.conversation_bodies();
     let annotated = bodies
         .iter()
         .any(|body| body.to_string().contains("[output omitted — bash:"));

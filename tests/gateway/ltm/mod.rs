@@ -145,20 +145,6 @@ pub fn knowledge(gateway: &Gateway, project: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// The conversation requests the upstream got (worker calls left out).
-pub fn conversation_bodies(upstream: &FakeUpstream) -> Vec<Value> {
-    upstream
-        .requests()
-        .iter()
-        .filter(|r| r.method == "POST" && r.path.starts_with("/v1/messages"))
-        .filter(|r| {
-            !r.header("user-agent")
-                .is_some_and(|ua| ua.starts_with("lore-worker"))
-        })
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect()
-}
-
 /// The session's knowledge state from `GET /api/v1/sessions/{id}`.
 pub fn knowledge_state(gateway: &Gateway, session: &str) -> Value {
     gateway.get(&format!("/api/v1/sessions/{session}")).json()["knowledge"].clone()

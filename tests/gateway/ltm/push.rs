@@ -12,7 +12,7 @@ fn conventions_from_one_session_reach_the_next_sessions_first_prompt() {
     // A fresh session of the same project: its very first request carries all five.
     let mut fresh = Chat::new(&gateway, "ltm-fresh", "/tmp/ltm-project-a");
     fresh.turn(&upstream, "What should I look at first today?");
-    let first = conversation_bodies(&upstream).pop().unwrap();
+    let first = upstream.conversation_bodies().pop().unwrap();
     let system = first["system"].to_string();
     for (rule, token) in CONVENTIONS {
         assert!(
@@ -35,7 +35,7 @@ fn conventions_from_one_session_reach_the_next_sessions_first_prompt() {
     upstream.clear_requests();
     let mut other = Chat::new(&gateway, "ltm-other", "/tmp/ltm-project-b");
     other.turn(&upstream, "What should I look at first today?");
-    let body = conversation_bodies(&upstream).pop().unwrap();
+    let body = upstream.conversation_bodies().pop().unwrap();
     let system = body["system"].to_string();
     for (_, token) in CONVENTIONS {
         assert!(

@@ -95,7 +95,7 @@ fn thirty_turns_keep_the_knowledge_blocks_byte_identical_and_show_a_change_once(
             ),
         );
     }
-    let bodies = conversation_bodies(&upstream);
+    let bodies = upstream.conversation_bodies();
     assert_eq!(bodies.len(), 30);
     // From the pin on, the added system blocks never change.
     let pinned_from = bodies

@@ -161,6 +161,20 @@ impl FakeUpstream {
         lock(&self.shared.requests).clone()
     }
 
+    /// The JSON bodies of the conversation requests received so far (`POST /v1/...`), in
+    /// order; the memory workers' calls (user agent `lore-worker…`) are left out.
+    pub fn conversation_bodies(&self) -> Vec<serde_json::Value> {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.starts_with("/v1/"))
+            .filter(|r| {
+                !r.header("user-agent")
+                    .is_some_and(|ua| ua.starts_with("lore-worker"))
+            })
+            .filter_map(|r| serde_json::from_slice(&r.body).ok())
+            .collect()
+    }
+
     /// Forgets recorded requests (not cache state or observations).
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();

@@ -255,20 +255,6 @@ fn teach(gateway: &LoreProcess, upstream: &FakeUpstream) -> anyhow::Result<(usiz
     }
 }
 
-/// The conversation requests the fake got, worker calls left out.
-fn conversation_bodies(upstream: &FakeUpstream) -> Vec<Value> {
-    upstream
-        .requests()
-        .iter()
-        .filter(|r| r.method == "POST" && r.path.starts_with("/v1/messages"))
-        .filter(|r| {
-            !r.header("user-agent")
-                .is_some_and(|ua| ua.starts_with("lore-worker"))
-        })
-        .filter_map(|r| serde_json::from_slice(&r.body).ok())
-        .collect()
-}
-
 /// The system blocks Lore added (all but the client's own).
 fn added_system(body: &Value) -> Vec<Value> {
     body["system"]
@@ -300,7 +286,8 @@ fn first_prompt(
 ) -> anyhow::Result<(usize, u64)> {
     upstream.clear_requests();
     chat(gateway, upstream, session, project).turn("What should I look at first today?")?;
-    let body = conversation_bodies(upstream)
+    let body = upstream
+        .conversation_bodies()
         .pop()
         .context("no conversation request reached the fake")?;
     let added: String = added_system(&body)
@@ -399,7 +386,7 @@ pub fn cache(lore: &Path, work: &Path, ltm: &str) -> anyhow::Result<Cache> {
             "Step {turn}: check the {topic} in src/ledger_{turn}.rs against our conventions and fix what is off."
         ))?;
     }
-    let bodies = conversation_bodies(&upstream);
+    let bodies = upstream.conversation_bodies();
     let mut versions: Vec<String> = Vec::new();
     let mut deltas = 0;
     for body in &bodies {
