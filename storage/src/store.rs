@@ -181,6 +181,14 @@ impl Store {
             .transpose()
     }
 
+    /// Whether message `seq` of a session's log is stored (without decoding it).
+    pub fn has_message(&self, session_id: &str, seq: u64) -> Result<bool, StorageError> {
+        Ok(self
+            .trees()?
+            .messages
+            .contains_key(message_key(session_id, seq))?)
+    }
+
     /// The session's conversation as the client currently shows it (its path), in order.
     pub fn session_messages(
         &self,

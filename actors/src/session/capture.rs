@@ -45,9 +45,9 @@ impl SessionActor {
             if !entry.is_stored() {
                 continue;
             }
-            match self.store.load_message(&id, entry.seq) {
-                Ok(Some(_)) => {}
-                Ok(None) => {
+            match self.store.has_message(&id, entry.seq) {
+                Ok(true) => {}
+                Ok(false) => {
                     kept = at;
                     break;
                 }
