@@ -142,7 +142,7 @@ impl Embeddings {
                 None
             }
             Err(_) => {
-                let skipped = TIMEOUTS_UNLOGGED.fetch_add(1, Ordering::Relaxed);
+                TIMEOUTS_UNLOGGED.fetch_add(1, Ordering::Relaxed);
                 let now = lore_storage::now_ms();
                 let last = TIMEOUT_LOGGED_MS.load(Ordering::Relaxed);
                 if now.saturating_sub(last) >= TIMEOUT_LOG_EVERY_MS
@@ -150,9 +150,8 @@ impl Embeddings {
                         .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                         .is_ok()
                 {
-                    TIMEOUTS_UNLOGGED.fetch_sub(skipped + 1, Ordering::Relaxed);
                     warn!(
-                        since_last_warning = skipped + 1,
+                        since_last_warning = TIMEOUTS_UNLOGGED.swap(0, Ordering::Relaxed),
                         "query embedding timed out (the embedder is busy); recall uses BM25 alone"
                     );
                 }

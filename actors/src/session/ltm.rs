@@ -221,6 +221,11 @@ impl SessionActor {
         if !never_asked && epoch == self.record.ltm.epoch && !self.services.ltm_each_turn {
             return;
         }
+        if !self.store.has_knowledge().unwrap_or(true) {
+            // Nothing to find: answer at once instead of embedding the context for nothing.
+            self.candidates_arrived(epoch, Vec::new(), &context);
+            return;
+        }
         self.asking = true;
         let project = self.knowledge_project();
         let context: String = context
@@ -231,12 +236,6 @@ impl SessionActor {
             .into_iter()
             .rev()
             .collect();
-        if !self.store.has_knowledge().unwrap_or(true) {
-            // Nothing to find: answer at once instead of embedding the context for nothing.
-            self.asking = false;
-            self.candidates_arrived(epoch, Vec::new(), &context);
-            return;
-        }
         let search = finder.find(context.clone(), project, SEARCH_LIMIT);
         ctx.spawn(search.into_actor(self).map(move |found, actor, _| {
             actor.asking = false;
