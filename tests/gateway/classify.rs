@@ -401,3 +401,57 @@ fn lore_curate_distils_and_curates_the_session_now() {
         (!logs.is_empty() && curated).then_some(())
     });
 }
+
+#[test]
+fn lore_curate_asked_while_a_request_of_the_session_runs_waits_for_it_then_curates() {
+    let upstream = FakeUpstream::start();
+    let gateway = crate::memory::memory_gateway(&upstream, &[("LORE_IDLE_TIMEOUT", "600")]);
+    let mut chat = crate::memory::Conversation::new(&gateway, "curate-busy-1");
+    let first = "zqbusy step 0: we chose sqlite over postgres for the local cache because it needs no server";
+    chat.turn(first);
+    for step in 1..3 {
+        chat.turn(&format!(
+            "zqbusy step {step}: the cache keeps a week of entries and evicts the oldest first"
+        ));
+    }
+    let session = chat.session_id();
+    // The next request of the session is held at the upstream for three seconds.
+    upstream.push(Script::DelayHeaders(
+        std::time::Duration::from_secs(3),
+        Box::new(Script::Text("Still thinking about eviction.".into())),
+    ));
+    std::thread::scope(|scope| {
+        let held = scope.spawn(|| chat.turn("zqbusy: and how big may the cache grow?"));
+        eventually("the held request at the upstream", || {
+            (upstream.conversation_requests_in_flight() > 0).then_some(())
+        });
+        // The workers never call while a request of the session is in flight: the job waits.
+        let headers = [
+            ("x-api-key", "k-memory"),
+            ("anthropic-version", "2023-06-01"),
+            ("x-claude-code-session-id", "curate-busy-1"),
+            ("x-lore-project", "/tmp/lore-memory-test"),
+        ];
+        let body = anthropic_body(
+            json!([
+                {"role": "user", "content": first},
+                {"role": "assistant", "content": "Noted."},
+                {"role": "user", "content": "/lore:curate"},
+            ]),
+            false,
+        );
+        let answer = gateway.post("/v1/messages", &headers, &body);
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        assert!(
+            answer.text().contains("distilling and curating"),
+            "{}",
+            answer.text()
+        );
+        held.join().expect("the held turn");
+    });
+    crate::memory::slowly("the asked-for job once the session was quiet", || {
+        let logs = crate::memory::distillations(&gateway, &session);
+        let curated = crate::memory::worker_calls(&upstream, "curation") > 0;
+        (!logs.is_empty() && curated).then_some(())
+    });
+}

@@ -140,6 +140,9 @@ struct Seen {
     /// Failed jobs in a row.
     failures: u32,
     queued: bool,
+    /// `/lore:curate` was asked and its job has not run through yet: a job that yielded to a
+    /// request of the session is queued again by the next tick that finds the session quiet.
+    asked: bool,
 }
 
 /// Counters of the Distiller, for `/api/v1/actors` and `lore status`.
@@ -253,7 +256,9 @@ impl Distiller {
             if seen.queued || seen.retry_at.is_some_and(|at| at > now) {
                 continue;
             }
-            let trigger = if session.idle && seen.idle_done_turns != Some(session.turns) {
+            let trigger = if seen.asked {
+                Some(Trigger::Asked)
+            } else if session.idle && seen.idle_done_turns != Some(session.turns) {
                 Some(Trigger::Idle)
             } else if session.turns >= seen.curated_turns + self.settings.curate_after_turns {
                 Some(Trigger::TurnsDue)
@@ -342,6 +347,9 @@ impl Distiller {
         self.counters.rejected += outcome.rejected;
         let seen = self.seen.entry(session_id.to_string()).or_default();
         seen.queued = false;
+        if trigger == Trigger::Asked {
+            seen.asked = matches!(outcome.stop, Some(Stop::Busy));
+        }
         match outcome.stop {
             None => {
                 if trigger == Trigger::Idle {
@@ -457,6 +465,7 @@ impl Handler<CurateNow> for Distiller {
             return false;
         }
         seen.queued = true;
+        seen.asked = true;
         seen.retry_at = None;
         let turns = seen.curated_turns;
         // Ahead of the idle sessions: the user is waiting for it.
